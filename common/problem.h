@@ -1,0 +1,58 @@
+/** @file
+ *  The problem every version solves, C[M,N] = A[M,K] · B[N,K]ᵀ, and the checks a
+ *  launcher runs before it touches the GPU.
+ */
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace hm {
+
+/// Element type of A, B and C.  Accumulation is always fp32.
+enum class DType { bf16, fp16 };
+
+/// "bf16" or "fp16".
+const char* dtype_name(DType dtype);
+
+/// Parses "bf16" or "fp16"; anything else gives std::nullopt.
+std::optional<DType> parse_dtype(std::string_view text);
+
+/// Bytes per element (2 for both supported types).
+constexpr int64_t dtype_bytes(DType) { return 2; }
+
+/// One matmul: C[m,n] = A[m,k] · B[n,k]ᵀ, all three dense and row-major
+/// (A and B are "K-major": consecutive k are adjacent in memory).
+struct Problem {
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  DType dtype = DType::bf16;
+
+  /// 2·m·n·k, the flop count every TFLOPS figure in this project uses.
+  double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+};
+
+/// Checks the sizes: m, n, k ≥ 1; k % 8 == 0 (a row of A or B must be a multiple of 16
+/// bytes for TMA); each size at most INT32_MAX (TMA coordinates are signed 32-bit).
+Status validate_problem(const Problem& problem);
+
+/// Checks the operands: none null, each 16-byte aligned (TMA needs that for A and B; we
+/// ask the same of C so every version may store it with 16-byte or TMA stores).
+Status validate_operands(const void* a, const void* b, const void* c);
+
+/// validate_problem and validate_operands, then that the current device is sm_90.
+/// Every launcher calls this first.
+Status validate_launch(const Problem& problem, const void* a, const void* b, const void* c);
+
+/// The launcher signature every version shares: computes C = A·Bᵀ on `stream`, or
+/// returns an error without launching anything.
+using Launcher = Status (*)(const Problem& problem, const void* a, const void* b, void* c,
+                            cudaStream_t stream);
+
+}  // namespace hm

@@ -1,0 +1,31 @@
+/** @file
+ *  The version registry.  Adding a version: create `vN_name/matmul.cu` with
+ *  `vN_name::matmul`, declare it below and add its row.  A test fails when a `vN_*`
+ *  folder has no row here.
+ */
+#include "common/registry.h"
+
+#include <iterator>
+
+// Each version's launcher, defined in its own vN_*/matmul.cu.
+namespace v0_mma_sync {
+hm::Status matmul(const hm::Problem&, const void* a, const void* b, void* c, cudaStream_t);
+}
+
+namespace hm {
+
+namespace {
+constexpr Version kVersions[] = {
+    {"v0_mma_sync", "TMA + mbarrier loads, ldmatrix + mma.sync, one stage", &v0_mma_sync::matmul},
+};
+}  // namespace
+
+std::span<const Version> versions() { return kVersions; }
+
+const Version* find_version(std::string_view name) {
+  for (const Version& v : kVersions)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+}  // namespace hm

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The whole check on a machine with an sm_90 GPU, in one command:
+#   scripts/gpu_check.sh OUTDIR
+# builds the release and debug trees with every core, runs the full test suite (release),
+# runs compute-sanitizer memcheck, racecheck and synccheck on a small ragged problem for
+# every version (debug tree: -lineinfo and bounded mbarrier waits), then the ladder at
+# 8192³ in bf16 and fp16.  Logs and the ladder JSON land in OUTDIR; a short summary is
+# printed last.  Exits non-zero if any step failed.
+set -uo pipefail
+
+out=${1:?usage: scripts/gpu_check.sh OUTDIR}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+summary=()
+failed=0
+note() { summary+=("$1"); }
+step() {  # step NAME LOG COMMAND... : run, log, record pass/fail
+  local name=$1 log=$2
+  shift 2
+  local start=$SECONDS
+  if "$@" >>"$log" 2>&1; then
+    note "ok    $name ($((SECONDS - start)) s)"
+  else
+    note "FAIL  $name ($((SECONDS - start)) s, see $(basename "$log"))"
+    failed=1
+    return 1
+  fi
+}
+
+{
+  echo "== $(date -u +%FT%TZ) on $(hostname)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.limit,temperature.gpu \
+    --format=csv 2>&1
+  nvcc --version | tail -2
+  cmake --version | head -1
+} >"$out/build.log" 2>&1
+
+step "configure + build release ($jobs jobs)" "$out/build.log" \
+  bash -c "cmake --preset release && cmake --build --preset release -j $jobs" || true
+step "configure + build debug (bounded waits)" "$out/build.log" \
+  bash -c "cmake --preset debug && cmake --build --preset debug -j $jobs" || true
+cat build/release/ptxas/*.txt >"$out/ptxas.txt" 2>/dev/null
+
+if [ -x build/release/hopper-matmul ]; then
+  step "test suite (ctest -j 8)" "$out/ctest.log" \
+    ctest --preset release -j 8 --timeout 600 || true
+  grep -E "tests passed|tests failed|Skipped\)|Failed\)|\*\*\*Timeout" "$out/ctest.log" |
+    tail -n 25 | sed 's/^/      /' >"$out/ctest_summary.tmp"
+fi
+
+if [ -x build/debug/hopper-matmul ]; then
+  versions=$(build/debug/hopper-matmul list | awk '{print $1}')
+  for v in $versions; do
+    for tool in memcheck racecheck synccheck; do
+      echo "== compute-sanitizer --tool $tool: $v" >>"$out/sanitizer.log"
+      step "compute-sanitizer $tool $v" "$out/sanitizer.log" \
+        compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        build/debug/hopper-matmul run --version "$v" --m 200 --n 264 --k 136 \
+        --warmup 0 --rounds 1 --reps 1 || true
+    done
+  done
+fi
+
+if [ -x build/release/hopper-matmul ]; then
+  for dtype in bf16 fp16; do
+    step "ladder 8192^3 $dtype" "$out/ladder.txt" \
+      build/release/hopper-matmul ladder --dtype "$dtype" --json "$out/ladder_$dtype.json" || true
+  done
+fi
+
+echo
+echo "================ gpu_check summary ================"
+printf '%s\n' "${summary[@]}"
+[ -f "$out/ctest_summary.tmp" ] && cat "$out/ctest_summary.tmp" && rm -f "$out/ctest_summary.tmp"
+python3 tests/resource_check.py check build/release/ptxas/*.txt 2>/dev/null | sed 's/^/      /'
+echo "-- ladder"
+grep -vE "^==" "$out/ladder.txt" 2>/dev/null | grep -E "^(GPU|Problem|Protocol|version|cublas|v[0-9])"
+exit $failed

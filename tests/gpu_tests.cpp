@@ -1,0 +1,229 @@
+/** @file
+ *  GPU tests, parametrized over version × dtype × shape.  Each run gets fresh random
+ *  inputs scaled so C has unit variance and a poisoned output; the result is compared with
+ *  cuBLAS, with a float64 CPU reference when the problem is small, and with a second run
+ *  bit for bit.  Without an sm_90 GPU every test here reports SKIPPED with the reason.
+ */
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/buffers.h"
+#include "common/device.h"
+#include "common/reference.h"
+#include "common/registry.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using hm::DType;
+
+/// Skips the test, saying why, unless an sm_90 GPU is present.
+#define SKIP_WITHOUT_SM90()                                                  \
+  do {                                                                       \
+    if (const hm::Status gpu = hm::require_sm90(); !gpu.ok())                \
+      GTEST_SKIP() << "needs an sm_90 GPU: " << gpu.message();               \
+  } while (0)
+
+struct Shape {
+  const char* name;
+  int64_t m, n, k;
+};
+
+/// The shapes every version must get right (ARCHITECTURE.md, "Checks that hold for every
+/// version").  K tile = 64 in every version; tiles are 128×128 (v0) up to 128×256.
+const Shape kShapes[] = {
+    {"Square256", 256, 256, 256},
+    {"Square1024", 1024, 1024, 1024},
+    {"TileMultiples", 384, 512, 256},
+    {"RaggedM", 200, 256, 128},
+    {"RaggedN", 256, 200, 128},
+    {"RaggedK", 256, 256, 136},
+    {"RaggedAll", 333, 517, 264},
+    {"OddN", 130, 257, 64},
+    {"KBelowOneTile", 128, 128, 8},
+    {"KBelowOneTileRagged", 77, 93, 40},
+    {"KBelowStagesTimesTile", 256, 256, 192},
+    {"Tiny", 1, 1, 8},
+    {"OneRow", 1, 300, 16},
+    {"SkinnyM64", 64, 8192, 512},
+    {"SkinnyN8", 8192, 8, 256},
+    // Several tiles per CTA on 132 SMs, and 17 K slices: a multiple of no stage count.
+    {"ManyTilesPerCtaOddKSlices", 3072, 4096, 1032},
+    {"Square2048", 2048, 2048, 2048},
+};
+
+/// Problems up to this many multiply-adds are also checked against the float64 CPU product.
+constexpr double kCpuReferenceLimit = double(1 << 27);
+
+/// Device operands for one problem, filled with fresh random data.
+struct Operands {
+  hm::DeviceBuffer a, b;
+
+  hm::Status init(const hm::Problem& p, uint64_t seed, cudaStream_t stream) {
+    HM_TRY(a.allocate(size_t(p.m * p.k * 2)));
+    HM_TRY(b.allocate(size_t(p.n * p.k * 2)));
+    const double range = hm::unit_variance_range(p.k);
+    HM_TRY(hm::fill_uniform(a.get(), p.m * p.k, p.dtype, range, seed, stream));
+    return hm::fill_uniform(b.get(), p.n * p.k, p.dtype, range, seed + 1, stream);
+  }
+};
+
+/// A seed that differs for every test, so no two tests see the same inputs.
+uint64_t seed_for(const std::string& name) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const char c : name) h = (h ^ uint8_t(c)) * 1099511628211ull;
+  return h;
+}
+
+std::vector<uint16_t> to_host(const void* device, int64_t count) {
+  std::vector<uint16_t> host(static_cast<size_t>(count));
+  const hm::Status s = hm::cuda_status(
+      cudaMemcpy(host.data(), device, size_t(count) * 2, cudaMemcpyDeviceToHost), "cudaMemcpy",
+      __FILE__, __LINE__);
+  hm::throw_if_error(s);
+  return host;
+}
+
+// ---------------------------------------------------------------------------------------
+
+using Param = std::tuple<hm::Version, DType, Shape>;
+
+class Matmul : public testing::TestWithParam<Param> {};
+
+TEST_P(Matmul, MatchesReferencesWritesEveryElementAndRepeatsBitwise) {
+  SKIP_WITHOUT_SM90();
+  const auto& [version, dtype, shape] = GetParam();
+  const hm::Problem p{shape.m, shape.n, shape.k, dtype};
+  const std::string name = testing::UnitTest::GetInstance()->current_test_info()->name();
+  cudaStream_t stream = nullptr;  // the legacy default stream: every call below is ordered
+
+  Operands in;
+  ASSERT_OK(in.init(p, seed_for(name), stream));
+  hm::DeviceBuffer c, again, ref;
+  for (hm::DeviceBuffer* buf : {&c, &again, &ref}) {
+    ASSERT_OK(buf->allocate(size_t(p.m * p.n * 2)));
+    ASSERT_OK(hm::poison(buf->get(), p.m * p.n, dtype, stream));
+  }
+
+  ASSERT_OK(version.launch(p, in.a.get(), in.b.get(), c.get(), stream));
+  ASSERT_CUDA(cudaStreamSynchronize(stream));
+
+  hm::Cublas cublas;
+  ASSERT_OK(cublas.matmul(p, in.a.get(), in.b.get(), ref.get(), stream));
+  hm::Comparison vs_cublas;
+  ASSERT_OK(hm::compare_on_device(p, c.get(), ref.get(), &vs_cublas, stream));
+  EXPECT_TRUE(vs_cublas.pass()) << "against cuBLAS: " << vs_cublas.summary();
+
+  if (double(p.m) * double(p.n) * double(p.k) <= kCpuReferenceLimit) {
+    std::vector<double> exact;
+    hm::cpu_reference(p, to_host(in.a.get(), p.m * p.k), to_host(in.b.get(), p.n * p.k), &exact);
+    const hm::Comparison vs_exact = hm::compare_with_exact(p, to_host(c.get(), p.m * p.n), exact);
+    EXPECT_TRUE(vs_exact.pass()) << "against the float64 CPU product: " << vs_exact.summary();
+  }
+
+  ASSERT_OK(version.launch(p, in.a.get(), in.b.get(), again.get(), stream));
+  int64_t differing = -1;
+  ASSERT_OK(hm::count_bit_differences(c.get(), again.get(), p.m * p.n, &differing, stream));
+  EXPECT_EQ(differing, 0) << "a second run on the same inputs differs in " << differing
+                          << " elements (a race?)";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllVersions, Matmul,
+    testing::Combine(testing::ValuesIn(hm::versions()), testing::Values(DType::bf16, DType::fp16),
+                     testing::ValuesIn(kShapes)),
+    [](const testing::TestParamInfo<Param>& info) {
+      return std::string(std::get<0>(info.param).name) + "_" +
+             hm::dtype_name(std::get<1>(info.param)) + "_" + std::get<2>(info.param).name;
+    });
+
+// ---------------------------------------------------------------------------------------
+
+class LargeProblem : public testing::TestWithParam<hm::Version> {
+ protected:
+  /// Runs `p` once and compares it with cuBLAS; skips when the GPU lacks the memory.
+  void check(const hm::Problem& p) {
+    SKIP_WITHOUT_SM90();
+    const size_t bytes = size_t(2 * (p.m * p.k + p.n * p.k + 2 * p.m * p.n));
+    size_t free_bytes = 0, total = 0;
+    ASSERT_CUDA(cudaMemGetInfo(&free_bytes, &total));
+    if (free_bytes < bytes + (size_t(1) << 30))
+      GTEST_SKIP() << "needs " << (bytes >> 20) << " MiB of GPU memory; " << (free_bytes >> 20)
+                   << " MiB free";
+    Operands in;
+    ASSERT_OK(in.init(p, 7, nullptr));
+    hm::DeviceBuffer c, ref;
+    ASSERT_OK(c.allocate(size_t(p.m * p.n * 2)));
+    ASSERT_OK(ref.allocate(size_t(p.m * p.n * 2)));
+    ASSERT_OK(hm::poison(c.get(), p.m * p.n, p.dtype, nullptr));
+    ASSERT_OK(GetParam().launch(p, in.a.get(), in.b.get(), c.get(), nullptr));
+    ASSERT_CUDA(cudaDeviceSynchronize());
+    hm::Cublas cublas;
+    ASSERT_OK(cublas.matmul(p, in.a.get(), in.b.get(), ref.get(), nullptr));
+    hm::Comparison cmp;
+    ASSERT_OK(hm::compare_on_device(p, c.get(), ref.get(), &cmp, nullptr));
+    EXPECT_TRUE(cmp.pass()) << cmp.summary();
+  }
+};
+
+// A has 262208 · 8192 > 2^31 elements: its last rows lie beyond any 32-bit offset.
+TEST_P(LargeProblem, OperandABeyond2To31Elements) {
+  check({262208, 128, 8192, DType::bf16});
+}
+
+// C has 65600 · 32768 > 2^31 elements: the epilogue's stores need 64-bit offsets.
+TEST_P(LargeProblem, OutputCBeyond2To31Elements) {
+  check({65600, 32768, 64, DType::bf16});
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVersions, LargeProblem, testing::ValuesIn(hm::versions()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------
+
+class BadInput : public testing::TestWithParam<hm::Version> {};
+
+TEST_P(BadInput, ErrorsAreReportedAndTheProcessGoesOnWorking) {
+  SKIP_WITHOUT_SM90();
+  const hm::Problem p{256, 192, 128, DType::bf16};
+  Operands in;
+  ASSERT_OK(in.init(p, 11, nullptr));
+  hm::DeviceBuffer c, ref;
+  ASSERT_OK(c.allocate(size_t(p.m * p.n * 2) + 16));
+  ASSERT_OK(ref.allocate(size_t(p.m * p.n * 2)));
+  const hm::Launcher launch = GetParam().launch;
+  const auto* a = static_cast<const char*>(in.a.get());
+  auto* cc = static_cast<char*>(c.get());
+
+  EXPECT_ERROR_CONTAINS(launch(p, a + 2, in.b.get(), cc, nullptr), "A is not 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(launch(p, a, in.b.get(), cc + 8, nullptr), "C is not 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(launch({256, 192, 124, DType::bf16}, a, in.b.get(), cc, nullptr),
+                        "multiple of 8");
+  EXPECT_ERROR_CONTAINS(launch({0, 192, 128, DType::bf16}, a, in.b.get(), cc, nullptr),
+                        "at least 1");
+  EXPECT_ERROR_CONTAINS(launch({256, -5, 128, DType::bf16}, a, in.b.get(), cc, nullptr),
+                        "at least 1");
+  EXPECT_ERROR_CONTAINS(launch(p, nullptr, in.b.get(), cc, nullptr), "A is null");
+  EXPECT_ERROR_CONTAINS(launch(p, a, nullptr, cc, nullptr), "B is null");
+  EXPECT_ERROR_CONTAINS(launch(p, a, in.b.get(), nullptr, nullptr), "C is null");
+  ASSERT_CUDA(cudaGetLastError());  // nothing was launched, nothing is left behind
+
+  ASSERT_OK(hm::poison(c.get(), p.m * p.n, p.dtype, nullptr));
+  ASSERT_OK(launch(p, a, in.b.get(), cc, nullptr));
+  hm::Cublas cublas;
+  ASSERT_OK(cublas.matmul(p, a, in.b.get(), ref.get(), nullptr));
+  hm::Comparison cmp;
+  ASSERT_OK(hm::compare_on_device(p, c.get(), ref.get(), &cmp, nullptr));
+  EXPECT_TRUE(cmp.pass()) << cmp.summary();
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVersions, BadInput, testing::ValuesIn(hm::versions()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace

@@ -1,0 +1,315 @@
+/** @file
+ *  Tests that need no GPU: TMA descriptor and problem validation, the registry, the
+ *  tolerance and the host-side reference.  They run in CI, on machines without a driver.
+ */
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cctype>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/buffers.h"
+#include "common/device.h"
+#include "common/problem.h"
+#include "common/reference.h"
+#include "common/registry.h"
+#include "common/timing.h"
+#include "common/tma.h"
+#include "tests/test_util.h"
+
+namespace {
+
+using hm::DType;
+
+/// An address that is 16-byte aligned but never dereferenced (validation only).
+const void* fake_address(uintptr_t offset = 0) {
+  return reinterpret_cast<const void*>(uintptr_t(1) << 20 | offset);
+}
+
+/// A valid descriptor: a 1000×4096 bf16 matrix, 128×64 boxes, 128-byte swizzle.
+hm::Tma2d good_map() {
+  return {.base = fake_address(), .dtype = DType::bf16, .rows = 1000, .cols = 4096,
+          .row_stride_bytes = 4096 * 2, .box_rows = 128, .box_cols = 64,
+          .swizzle = hm::Swizzle::b128};
+}
+
+// ---------------------------------------------------------------------------------------
+// TMA descriptor validation
+
+TEST(TmaValidation, AcceptsAlignedRowMajorTile) { ASSERT_OK(hm::validate_tma_2d(good_map())); }
+
+TEST(TmaValidation, AcceptsBoxLargerThanTheMatrix) {
+  hm::Tma2d d = good_map();
+  d.rows = 1;
+  d.cols = 8;
+  d.row_stride_bytes = 16;
+  ASSERT_OK(hm::validate_tma_2d(d));  // TMA zero-fills the rest of the box
+}
+
+TEST(TmaValidation, RejectsNullBase) {
+  hm::Tma2d d = good_map();
+  d.base = nullptr;
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "null");
+}
+
+TEST(TmaValidation, RejectsBaseNotAlignedTo16Bytes) {
+  hm::Tma2d d = good_map();
+  d.base = fake_address(8);
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "16-byte aligned");
+}
+
+TEST(TmaValidation, RejectsRowStrideNotMultipleOf16) {
+  hm::Tma2d d = good_map();
+  d.row_stride_bytes = 4096 * 2 + 8;
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "multiple of 16");
+}
+
+TEST(TmaValidation, RejectsRowStrideShorterThanARow) {
+  hm::Tma2d d = good_map();
+  d.row_stride_bytes = 4096;
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "shorter than a row");
+}
+
+TEST(TmaValidation, RejectsRowStrideOf2To40Bytes) {
+  hm::Tma2d d = good_map();
+  d.rows = 2;
+  d.row_stride_bytes = uint64_t(1) << 40;
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "2^40");
+}
+
+TEST(TmaValidation, RejectsEmptyAndOversizedDimensions) {
+  hm::Tma2d d = good_map();
+  d.rows = 0;
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "at least 1");
+  d = good_map();
+  d.rows = (uint64_t(1) << 32) + 1;
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "2^32");
+}
+
+TEST(TmaValidation, RejectsBoxSidesOutside1To256) {
+  hm::Tma2d d = good_map();
+  d.box_rows = 257;
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "between 1 and 256");
+  d = good_map();
+  d.box_cols = 0;
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "between 1 and 256");
+}
+
+TEST(TmaValidation, RejectsBoxRowNotMultipleOf16Bytes) {
+  hm::Tma2d d = good_map();
+  d.box_cols = 12;  // 24 bytes
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "box row is not a multiple of 16");
+}
+
+TEST(TmaValidation, RejectsBoxRowWiderThanTheSwizzleSpan) {
+  hm::Tma2d d = good_map();
+  d.box_cols = 128;  // 256 bytes > 128-byte swizzle
+  EXPECT_ERROR_CONTAINS(hm::validate_tma_2d(d), "wider than the swizzle span");
+  d.swizzle = hm::Swizzle::none;
+  ASSERT_OK(hm::validate_tma_2d(d));
+}
+
+TEST(TmaValidation, EncodingWithoutADriverIsAnErrorNotACrash) {
+  alignas(64) CUtensorMap map;
+  hm::Tma2d d = good_map();
+  if (hm::require_sm90().ok()) {  // a real GPU: encoding a device allocation must work
+    hm::DeviceBuffer buffer;
+    ASSERT_OK(buffer.allocate(d.rows * d.row_stride_bytes));
+    d.base = buffer.get();
+    ASSERT_OK(hm::make_tma_2d(d, &map));
+    return;
+  }
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0)
+    GTEST_SKIP() << "a non-Hopper GPU is present; this test covers machines without a driver";
+  cudaGetLastError();
+  const hm::Status s = hm::make_tma_2d(d, &map);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cuTensorMapEncodeTiled"), std::string::npos) << s.message();
+}
+
+// ---------------------------------------------------------------------------------------
+// Problem and operand validation
+
+TEST(ProblemValidation, AcceptsTheSmallestProblem) {
+  ASSERT_OK(hm::validate_problem({1, 1, 8, DType::bf16}));
+}
+
+TEST(ProblemValidation, RejectsZeroAndNegativeSizes) {
+  for (const hm::Problem p : {hm::Problem{0, 8, 8}, hm::Problem{8, 0, 8}, hm::Problem{8, 8, 0},
+                              hm::Problem{-1, 8, 8}, hm::Problem{8, -128, 8},
+                              hm::Problem{8, 8, -8}})
+    EXPECT_ERROR_CONTAINS(hm::validate_problem(p), "at least 1");
+}
+
+TEST(ProblemValidation, RejectsKNotMultipleOf8) {
+  for (const int64_t k : {1, 4, 7, 9, 100, 8190})
+    EXPECT_ERROR_CONTAINS(hm::validate_problem({64, 64, k}), "multiple of 8");
+}
+
+TEST(ProblemValidation, RejectsSizesBeyond32BitCoordinates) {
+  const int64_t big = int64_t(1) << 31;
+  EXPECT_ERROR_CONTAINS(hm::validate_problem({big, 8, 8}), "2^31-1");
+  EXPECT_ERROR_CONTAINS(hm::validate_problem({8, big, 8}), "2^31-1");
+  EXPECT_ERROR_CONTAINS(hm::validate_problem({8, 8, big}), "2^31-1");
+}
+
+TEST(OperandValidation, RejectsNullPointers) {
+  EXPECT_ERROR_CONTAINS(hm::validate_operands(nullptr, fake_address(), fake_address()), "A is null");
+  EXPECT_ERROR_CONTAINS(hm::validate_operands(fake_address(), nullptr, fake_address()), "B is null");
+  EXPECT_ERROR_CONTAINS(hm::validate_operands(fake_address(), fake_address(), nullptr), "C is null");
+}
+
+TEST(OperandValidation, RejectsPointersNotAlignedTo16Bytes) {
+  EXPECT_ERROR_CONTAINS(hm::validate_operands(fake_address(2), fake_address(), fake_address()),
+                        "A is not 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(hm::validate_operands(fake_address(), fake_address(8), fake_address()),
+                        "B is not 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(hm::validate_operands(fake_address(), fake_address(), fake_address(4)),
+                        "C is not 16-byte aligned");
+}
+
+// ---------------------------------------------------------------------------------------
+// Launchers reject bad input before they touch the GPU, so these run everywhere.
+
+class LauncherValidation : public testing::TestWithParam<hm::Version> {};
+
+TEST_P(LauncherValidation, RejectsBadInputBeforeTouchingTheGpu) {
+  const hm::Launcher launch = GetParam().launch;
+  const void* x = fake_address();
+  void* y = const_cast<void*>(fake_address());
+  EXPECT_ERROR_CONTAINS(launch({64, 64, 12}, x, x, y, nullptr), "multiple of 8");
+  EXPECT_ERROR_CONTAINS(launch({0, 64, 64}, x, x, y, nullptr), "at least 1");
+  EXPECT_ERROR_CONTAINS(launch({64, -1, 64}, x, x, y, nullptr), "at least 1");
+  EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, nullptr, x, y, nullptr), "A is null");
+  EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, x, nullptr, y, nullptr), "B is null");
+  EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, x, x, nullptr, nullptr), "C is null");
+  EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, fake_address(2), x, y, nullptr),
+                        "not 16-byte aligned");
+}
+
+TEST_P(LauncherValidation, ReportsAMissingOrWrongGpuClearly) {
+  const hm::Status gpu = hm::require_sm90();
+  if (gpu.ok()) GTEST_SKIP() << "an sm_90 GPU is present; this test covers machines without one";
+  const void* x = fake_address();
+  void* y = const_cast<void*>(fake_address());
+  const hm::Status s = GetParam().launch({256, 256, 256}, x, x, y, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), gpu.message());
+  EXPECT_NE(s.message().find("sm_90"), std::string::npos) << s.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVersions, LauncherValidation, testing::ValuesIn(hm::versions()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------
+// The registry
+
+TEST(Registry, EveryVersionFolderIsRegistered) {
+  std::set<std::string> folders;
+  for (const auto& entry : std::filesystem::directory_iterator(HM_SOURCE_DIR)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.size() > 2 && name[0] == 'v' && std::isdigit(name[1]) &&
+        name.find('_') != std::string::npos)
+      folders.insert(name);
+  }
+  ASSERT_FALSE(folders.empty()) << "no v*_* folder under " << HM_SOURCE_DIR;
+  std::set<std::string> registered;
+  for (const hm::Version& v : hm::versions()) registered.insert(std::string(v.name));
+  for (const std::string& f : folders)
+    EXPECT_TRUE(registered.count(f)) << f << "/ is not in common/registry.cpp";
+  for (const std::string& r : registered)
+    EXPECT_TRUE(folders.count(r)) << r << " is registered but has no folder";
+  for (const std::string& f : folders)
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(HM_SOURCE_DIR) / f / "matmul.cu"))
+        << f << "/ has no matmul.cu";
+}
+
+TEST(Registry, VersionsAreInLadderOrderAndDescribed) {
+  const auto all = hm::versions();
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].name.substr(0, 3), "v" + std::to_string(i) + "_");
+    EXPECT_FALSE(all[i].technique.empty()) << all[i].name;
+    EXPECT_NE(all[i].launch, nullptr) << all[i].name;
+    EXPECT_EQ(hm::find_version(all[i].name), &all[i]);
+  }
+  EXPECT_EQ(hm::find_version("v99_nothing"), nullptr);
+}
+
+// ---------------------------------------------------------------------------------------
+// Tolerance, reference and timing helpers
+
+TEST(Tolerance, IsLooserForBf16AndGrowsWithK) {
+  const hm::Tolerance bf16 = hm::tolerance_for({64, 64, 1024, DType::bf16});
+  const hm::Tolerance fp16 = hm::tolerance_for({64, 64, 1024, DType::fp16});
+  const hm::Tolerance bf16_long = hm::tolerance_for({64, 64, 65536, DType::bf16});
+  EXPECT_GT(bf16.rtol, fp16.rtol);
+  EXPECT_GT(bf16_long.atol, bf16.atol);
+  EXPECT_DOUBLE_EQ(bf16.rtol, 2 * 0x1p-8);
+  EXPECT_DOUBLE_EQ(fp16.rtol, 2 * 0x1p-11);
+  EXPECT_LT(bf16_long.rel_fro, 0.02);  // still far below what a wrong kernel produces
+}
+
+TEST(Reference, DecodesStoredElements) {
+  EXPECT_EQ(hm::to_double(0x3f80, DType::bf16), 1.0);
+  EXPECT_EQ(hm::to_double(0xc040, DType::bf16), -3.0);
+  EXPECT_EQ(hm::to_double(0x3c00, DType::fp16), 1.0);
+  EXPECT_EQ(hm::to_double(0xc000, DType::fp16), -2.0);
+  EXPECT_EQ(hm::to_double(0x0001, DType::fp16), std::ldexp(1.0, -24));  // smallest subnormal
+  EXPECT_TRUE(std::isnan(hm::to_double(hm::poison_bits(DType::bf16), DType::bf16)));
+  EXPECT_TRUE(std::isnan(hm::to_double(hm::poison_bits(DType::fp16), DType::fp16)));
+}
+
+TEST(Reference, CpuReferenceIsTheExactProduct) {
+  // A = [[1, 2, ..., 8]], B = [[1, 1, ..., 1], [2, 0, ..., 0]] in bf16.
+  const hm::Problem p{1, 2, 8, DType::bf16};
+  std::vector<uint16_t> a, b(16, 0);
+  for (int i = 1; i <= 8; ++i) {
+    const float f = float(i);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    a.push_back(uint16_t(bits >> 16));
+  }
+  for (int i = 0; i < 8; ++i) b[i] = 0x3f80;
+  b[8] = 0x4000;
+  std::vector<double> ref;
+  hm::cpu_reference(p, a, b, &ref);
+  ASSERT_EQ(ref.size(), 2u);
+  EXPECT_EQ(ref[0], 36.0);
+  EXPECT_EQ(ref[1], 2.0);
+}
+
+TEST(Reference, ComparisonFlagsPoisonNaNAndWrongValues) {
+  const hm::Problem p{1, 4, 8, DType::bf16};
+  const std::vector<double> ref = {1.0, 1.0, 1.0, 1.0};
+  EXPECT_TRUE(hm::compare_with_exact(p, {0x3f80, 0x3f80, 0x3f80, 0x3f80}, ref).pass());
+  const hm::Comparison c =
+      hm::compare_with_exact(p, {hm::poison_bits(DType::bf16), 0x7fc0, 0x4000, 0x3f80}, ref);
+  EXPECT_EQ(c.unwritten, 1);
+  EXPECT_EQ(c.nan, 1);
+  EXPECT_EQ(c.out_of_tol, 1);  // 2.0 where 1.0 was expected
+  EXPECT_FALSE(c.pass());
+  EXPECT_NE(c.summary().find("FAIL"), std::string::npos);
+}
+
+TEST(Buffers, UnitVarianceRangeGivesUnitVarianceProducts) {
+  for (const int64_t k : {8, 512, 8192}) {
+    const double s = hm::unit_variance_range(k);
+    EXPECT_NEAR(double(k) * std::pow(s * s / 3, 2), 1.0, 1e-12);
+  }
+}
+
+TEST(Timing, MedianAndRotation) {
+  EXPECT_EQ(hm::median({3, 1, 2}), 2);
+  EXPECT_EQ(hm::median({4, 1, 3, 2}), 2.5);
+  EXPECT_EQ(hm::rotation_sets(400 << 20, 50 << 20), 1);  // 8192^3 bf16: no rotation needed
+  EXPECT_EQ(hm::rotation_sets(10 << 20, 50 << 20), 10);  // covers twice L2
+  EXPECT_EQ(hm::rotation_sets(1 << 10, 50 << 20), 16);   // capped
+}
+
+}  // namespace
