@@ -4,7 +4,6 @@
 #include "common/problem.h"
 
 #include <cstdint>
-#include <limits>
 #include <string>
 
 #include "common/device.h"
@@ -24,10 +23,10 @@ Status validate_problem(const Problem& p) {
                     ", k=" + std::to_string(p.k);
   if (p.m < 1 || p.n < 1 || p.k < 1)
     return Status::error("invalid problem (" + dims + "): every size must be at least 1");
-  constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
-  if (p.m > kMax || p.n > kMax || p.k > kMax)
+  if (p.m > kMaxDim || p.n > kMaxDim || p.k > kMaxDim)
     return Status::error("invalid problem (" + dims +
-                         "): sizes above 2^31-1 do not fit TMA's signed 32-bit coordinates");
+                         "): sizes above 2^31-256 do not fit TMA's signed 32-bit coordinates "
+                         "(with room for the last tile)");
   if (p.k % 8 != 0)
     return Status::error("invalid problem (" + dims +
                          "): k must be a multiple of 8, so that a row of A and of B is a "

@@ -38,8 +38,12 @@ struct Problem {
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
 };
 
+/// The largest m, n or k: TMA coordinates are signed 32-bit, and a kernel may compute
+/// the coordinate of a row or column up to one tile (≤ 256) past the last one.
+constexpr int64_t kMaxDim = (int64_t(1) << 31) - 256;
+
 /// Checks the sizes: m, n, k ≥ 1; k % 8 == 0 (a row of A or B must be a multiple of 16
-/// bytes for TMA); each size at most INT32_MAX (TMA coordinates are signed 32-bit).
+/// bytes for TMA); each size at most kMaxDim.
 Status validate_problem(const Problem& problem);
 
 /// Checks the operands: none null, each 16-byte aligned (TMA needs that for A and B; we

@@ -48,9 +48,9 @@ Status validate_tma_2d(const Tma2d& d) {
   const uint64_t elem = uint64_t(dtype_bytes(d.dtype));
   if (d.base == nullptr) return fail("base pointer is null");
   if (reinterpret_cast<uintptr_t>(d.base) % 16 != 0) return fail("base is not 16-byte aligned");
-  constexpr uint64_t kMaxDim = uint64_t(1) << 32;
+  constexpr uint64_t kMaxTmaDim = uint64_t(1) << 32;
   if (d.rows < 1 || d.cols < 1) return fail("every dimension must be at least 1");
-  if (d.rows > kMaxDim || d.cols > kMaxDim) return fail("a dimension exceeds 2^32 elements");
+  if (d.rows > kMaxTmaDim || d.cols > kMaxTmaDim) return fail("a dimension exceeds 2^32 elements");
   if (d.row_stride_bytes % 16 != 0) return fail("row stride is not a multiple of 16 bytes");
   if (d.row_stride_bytes >= (uint64_t(1) << 40)) return fail("row stride is 2^40 bytes or more");
   if (d.row_stride_bytes < d.cols * elem) return fail("row stride is shorter than a row");
