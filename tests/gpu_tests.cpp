@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -119,12 +120,14 @@ TEST_P(Matmul, MatchesReferencesWritesEveryElementAndRepeatsBitwise) {
   hm::Comparison vs_cublas;
   ASSERT_OK(hm::compare_on_device(p, c.get(), ref.get(), &vs_cublas, stream));
   EXPECT_TRUE(vs_cublas.pass()) << "against cuBLAS: " << vs_cublas.summary();
+  std::printf("against cuBLAS: %s\n", vs_cublas.summary().c_str());
 
   if (double(p.m) * double(p.n) * double(p.k) <= kCpuReferenceLimit) {
     std::vector<double> exact;
     hm::cpu_reference(p, to_host(in.a.get(), p.m * p.k), to_host(in.b.get(), p.n * p.k), &exact);
     const hm::Comparison vs_exact = hm::compare_with_exact(p, to_host(c.get(), p.m * p.n), exact);
     EXPECT_TRUE(vs_exact.pass()) << "against the float64 CPU product: " << vs_exact.summary();
+    std::printf("against the float64 CPU product: %s\n", vs_exact.summary().c_str());
   }
 
   ASSERT_OK(version.launch(p, in.a.get(), in.b.get(), again.get(), stream));
