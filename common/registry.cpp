@@ -11,12 +11,20 @@
 namespace v0_mma_sync {
 hm::Status matmul(const hm::Problem&, const void* a, const void* b, void* c, cudaStream_t);
 }
+namespace v1_wgmma {
+hm::Status matmul(const hm::Problem&, const void* a, const void* b, void* c, cudaStream_t);
+}
+namespace v2_pipeline {
+hm::Status matmul(const hm::Problem&, const void* a, const void* b, void* c, cudaStream_t);
+}
 
 namespace hm {
 
 namespace {
 constexpr Version kVersions[] = {
     {"v0_mma_sync", "TMA + mbarrier loads, ldmatrix + mma.sync, one stage", &v0_mma_sync::matmul},
+    {"v1_wgmma", "wgmma from shared-memory descriptors, one stage", &v1_wgmma::matmul},
+    {"v2_pipeline", "STAGES-deep TMA ring, one full barrier per stage", &v2_pipeline::matmul},
 };
 }  // namespace
 

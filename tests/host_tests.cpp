@@ -22,6 +22,14 @@
 #include "common/tma.h"
 #include "tests/test_util.h"
 
+// The wgmma shared-memory descriptor encoders (host and device functions in each version).
+namespace v1_wgmma {
+uint64_t smem_descriptor(uint32_t smem_addr);
+}
+namespace v2_pipeline {
+uint64_t smem_descriptor(uint32_t smem_addr);
+}
+
 namespace {
 
 using hm::DType;
@@ -207,6 +215,43 @@ TEST_P(LauncherValidation, ReportsAMissingOrWrongGpuClearly) {
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, LauncherValidation, testing::ValuesIn(hm::versions()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------
+// wgmma matrix descriptors (PTX ISA, "Matrix Descriptor Format"): for a K-major operand in
+// 128B-swizzled shared memory, start address >> 4 in bits 0-13, leading byte offset 16 >> 4
+// in bits 16-29, stride byte offset 1024 >> 4 in bits 32-45, base offset 0 in bits 49-51,
+// swizzle mode 1 (128 B) in bits 62-63.
+
+using DescriptorFn = uint64_t (*)(uint32_t);
+
+class WgmmaDescriptor : public testing::TestWithParam<std::pair<const char*, DescriptorFn>> {};
+
+TEST_P(WgmmaDescriptor, EncodesTheFieldsOfThePtxLayout) {
+  const DescriptorFn desc = GetParam().second;
+  const uint32_t addr = 0x1400;  // a 1024-byte aligned shared-memory address
+  const uint64_t d = desc(addr);
+  EXPECT_EQ(d & 0x3fff, addr >> 4);           // start address
+  EXPECT_EQ((d >> 16) & 0x3fff, 16u >> 4);    // leading byte offset
+  EXPECT_EQ((d >> 32) & 0x3fff, 1024u >> 4);  // stride byte offset
+  EXPECT_EQ((d >> 49) & 0x7, 0u);             // base offset
+  EXPECT_EQ(d >> 62, 1u);                     // 128-byte swizzle
+  EXPECT_EQ(d, 0x4000004000010140ull);        // all of it, worked out by hand
+}
+
+TEST_P(WgmmaDescriptor, AdvancesByAddingTheByteOffsetOver16) {
+  const DescriptorFn desc = GetParam().second;
+  const uint32_t base = 0x8000;
+  for (uint32_t ks = 0; ks < 4; ++ks)  // k16 steps inside one 128-byte swizzled row
+    EXPECT_EQ(desc(base + 32 * ks), desc(base) + 2 * ks);
+  EXPECT_EQ(desc(base + 64 * 128), desc(base) + (64 * 128 >> 4));        // next m64 slab
+  EXPECT_EQ(desc(base + 3 * 49152), desc(base) + (3 * 49152 >> 4));      // a later stage
+  EXPECT_EQ(desc(0x3fff0) & 0x3fff, 0x3fffu);                             // top of the field
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, WgmmaDescriptor,
+                         testing::Values(std::pair{"v1_wgmma", &v1_wgmma::smem_descriptor},
+                                         std::pair{"v2_pipeline", &v2_pipeline::smem_descriptor}),
+                         [](const auto& info) { return std::string(info.param.first); });
 
 // ---------------------------------------------------------------------------------------
 // The registry

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Measures alternative tile configurations of one version, each against cuBLAS in its own
+# process, on a GPU machine:
+#   scripts/tune.sh OUTDIR VERSION NAME=FLAGS [NAME=FLAGS ...]
+# e.g.
+#   scripts/tune.sh out v2_pipeline s4="-DV2_STAGES=4" s3="-DV2_STAGES=3"
+# Each variant is built (in parallel, hopper-matmul only) into build/tune/NAME with FLAGS
+# added to the CUDA flags, then run one after another with `hopper-matmul run` at 8192³
+# bf16 (override with HM_TUNE_ARGS).  The log is appended to OUTDIR/tune.txt; a table of
+# ratios to cuBLAS is printed last.
+set -uo pipefail
+
+out=${1:?usage: scripts/tune.sh OUTDIR VERSION NAME=FLAGS ...}
+version=${2:?usage: scripts/tune.sh OUTDIR VERSION NAME=FLAGS ...}
+shift 2
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+cd "$(dirname "$0")/.."
+log="$out/tune.txt"
+args=${HM_TUNE_ARGS:---m 8192 --n 8192 --k 8192 --dtype bf16}
+jobs=$(nproc)
+
+names=()
+for variant in "$@"; do
+  name=${variant%%=*}
+  flags=${variant#*=}
+  names+=("$name")
+  (
+    cmake -S . -B "build/tune/$name" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES=90a -DHM_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" &&
+      cmake --build "build/tune/$name" --target hopper-matmul -j "$jobs"
+  ) >"build/tune-$name.log" 2>&1 &
+done
+wait
+
+for variant in "$@"; do
+  name=${variant%%=*}
+  flags=${variant#*=}
+  {
+    echo "== $version $name: $flags"
+    grep -E "warning|error" "build/tune-$name.log" || true
+  } >>"$log"
+  if [ ! -x "build/tune/$name/hopper-matmul" ]; then
+    cat "build/tune-$name.log" >>"$log"
+    continue
+  fi
+  # shellcheck disable=SC2086
+  build/tune/"$name"/hopper-matmul run --version "$version" $args \
+    --json "build/tune/$name/result.json" >>"$log" 2>&1
+done
+
+echo "-- tune $version ($args)"
+python3 - "$version" "$@" <<'PY'
+import json, os, sys
+version = sys.argv[1]
+for variant in sys.argv[2:]:
+    name, flags = variant.split("=", 1)
+    path = f"build/tune/{name}/result.json"
+    if not os.path.exists(path):
+        print(f"{name:12s} {flags:60s} no result (build or run failed)")
+        continue
+    r = next(x for x in json.load(open(path))["results"] if x["name"] == version)
+    ratio = r.get("ratio_to_cublas")
+    text = f"ratio {ratio:.3f}  {r['tflops']:.1f} TFLOPS" if ratio else r.get("error", "")
+    print(f"{name:12s} {flags:60s} {text}  {'pass' if r['pass'] else 'FAIL'}")
+PY
