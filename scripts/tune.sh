@@ -5,9 +5,10 @@
 # e.g.
 #   scripts/tune.sh out v2_pipeline s4="-DV2_STAGES=4" s3="-DV2_STAGES=3"
 # Each variant is built (in parallel, hopper-matmul only) into build/tune/NAME with FLAGS
-# added to the CUDA flags, then run one after another with `hopper-matmul run` at 8192³
-# bf16 (override with HM_TUNE_ARGS).  The log is appended to OUTDIR/tune.txt; a table of
-# ratios to cuBLAS is printed last.
+# added to the CUDA flags, then run one after another with `hopper-matmul ladder` at 8192³
+# bf16 (override with HM_TUNE_ARGS), so that every variant is measured against cuBLAS and
+# against the previous version in the same process.  The log is appended to
+# OUTDIR/tune.txt; a table of ratios is printed last.
 set -uo pipefail
 
 out=${1:?usage: scripts/tune.sh OUTDIR VERSION NAME=FLAGS ...}
@@ -45,7 +46,7 @@ for variant in "$@"; do
     continue
   fi
   # shellcheck disable=SC2086
-  build/tune/"$name"/hopper-matmul run --version "$version" $args \
+  build/tune/"$name"/hopper-matmul ladder $args \
     --json "build/tune/$name/result.json" >>"$log" 2>&1
 done
 
@@ -59,8 +60,15 @@ for variant in sys.argv[2:]:
     if not os.path.exists(path):
         print(f"{name:12s} {flags:60s} no result (build or run failed)")
         continue
-    r = next(x for x in json.load(open(path))["results"] if x["name"] == version)
+    results = json.load(open(path))["results"]
+    index = next(i for i, x in enumerate(results) if x["name"] == version)
+    r, before = results[index], results[index - 1]
     ratio = r.get("ratio_to_cublas")
-    text = f"ratio {ratio:.3f}  {r['tflops']:.1f} TFLOPS" if ratio else r.get("error", "")
+    if ratio is None:
+        print(f"{name:12s} {flags:60s} {r.get('error', '')}")
+        continue
+    text = f"{ratio:.3f} of cuBLAS, {r['tflops']:.1f} TFLOPS"
+    if before["name"] != "cublas":
+        text += f"; {before['name']} {before['ratio_to_cublas']:.3f}, ratio to it {ratio / before['ratio_to_cublas']:.3f}"
     print(f"{name:12s} {flags:60s} {text}  {'pass' if r['pass'] else 'FAIL'}")
 PY
