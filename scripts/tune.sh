@@ -21,6 +21,7 @@ log="$out/tune.txt"
 args=${HM_TUNE_ARGS:---m 8192 --n 8192 --k 8192 --dtype bf16}
 jobs=$(nproc)
 
+mkdir -p build/tune
 names=()
 for variant in "$@"; do
   name=${variant%%=*}
@@ -30,7 +31,7 @@ for variant in "$@"; do
     cmake -S . -B "build/tune/$name" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=90a -DHM_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" &&
       cmake --build "build/tune/$name" --target hopper-matmul -j "$jobs"
-  ) >"build/tune-$name.log" 2>&1 &
+  ) >"build/tune/$name.log" 2>&1 &
 done
 wait
 
@@ -39,10 +40,10 @@ for variant in "$@"; do
   flags=${variant#*=}
   {
     echo "== $version $name: $flags"
-    grep -E "warning|error" "build/tune-$name.log" || true
+    grep -E "warning|error" "build/tune/$name.log" || true
   } >>"$log"
   if [ ! -x "build/tune/$name/hopper-matmul" ]; then
-    cat "build/tune-$name.log" >>"$log"
+    cat "build/tune/$name.log" >>"$log"
     continue
   fi
   # shellcheck disable=SC2086
