@@ -37,7 +37,9 @@ struct Shape {
 };
 
 /// The shapes every version must get right (ARCHITECTURE.md, "Checks that hold for every
-/// version").  K tile = 64 in every version; tiles are 128×128 (v0) up to 128×256.
+/// version").  K per stage is 64 or 128 and tiles are 128×128 up to 128×256, so these
+/// cover partial tiles, K shorter than one stage and than the whole ring, and odd counts of
+/// K slices.
 const Shape kShapes[] = {
     {"Square256", 256, 256, 256},
     {"Square1024", 1024, 1024, 1024},
@@ -54,7 +56,7 @@ const Shape kShapes[] = {
     {"OneRow", 1, 300, 16},
     {"SkinnyM64", 64, 8192, 512},
     {"SkinnyN8", 8192, 8, 256},
-    // Several tiles per CTA on 132 SMs, and 17 K slices: a multiple of no stage count.
+    // Several tiles per CTA on 132 SMs, and 17 (BK 64) or 9 (BK 128) K slices.
     {"ManyTilesPerCtaOddKSlices", 3072, 4096, 1032},
     {"Square2048", 2048, 2048, 2048},
 };

@@ -2,22 +2,26 @@
  *  v2 — pipelining.  Adds over v1: shared memory becomes a ring of STAGES buffers, each with
  *  its own full barrier, so TMA loads run ahead of the math.
  *
- *  v1 asked for K slice kt+1 only after slice kt was multiplied, so every CTA spent each
- *  load's latency waiting.  v2 keeps STAGES-1 slices in flight: before the loop one thread
- *  issues slices 0…STAGES-2 (the prefill), and at the top of iteration kt it issues slice
- *  kt+STAGES-1 into the stage that iteration kt-1 has just finished reading; then everyone
- *  waits for slice kt, which was requested STAGES-1 iterations ago.  Each stage's barrier
- *  completes once per fill, so the parity a consumer waits on is (kt / STAGES) & 1.
+ *  v1 asked for K slice kt+1 only after slice kt was multiplied, so a CTA spent every load's
+ *  latency waiting, and only other resident CTAs could use the tensor cores meanwhile.  v2
+ *  keeps STAGES-1 slices in flight: before the loop one thread issues slices 0…STAGES-2
+ *  (the prefill), and at the top of iteration kt it issues slice kt+STAGES-1 into the stage
+ *  that iteration kt-1 has just finished reading; then everyone waits for slice kt, which
+ *  was requested STAGES-1 iterations ago.  Each stage's barrier completes once per fill, so
+ *  the parity a consumer waits on is (kt / STAGES) & 1.
  *
  *  The MMAs are still waited for at the end of every iteration (wait_group 0), and the
  *  block barrier after that wait is what allows a stage to be refilled: wait_group covers
  *  only the calling warp, so without the barrier another warp's wgmma could still be
  *  reading the stage that TMA overwrites.
  *
- *  With loads hidden by the pipeline rather than by other CTAs, the tile can grow: two
- *  warpgroups each own 64 rows of a 128×256 tile (m64n256k16, 128 accumulators per
- *  thread), one CTA per SM, and four 48 KiB stages fill 192 KiB of shared memory.
- *  docs/notes/performance-log.md has the configurations measured.
+ *  What the pipeline buys is a larger tile.  With loads hidden inside one CTA, the SM no
+ *  longer needs three resident CTAs, so two warpgroups share a 128×256 tile (each 64 rows,
+ *  m64n256k16, 128 accumulators per thread), which moves a quarter fewer bytes from L2 per
+ *  flop than v1's 128×128.  The price is the wait and the block barrier that end every
+ *  iteration, now paid by the whole SM at once; a stage therefore holds two 64-wide swizzle
+ *  atoms of K (BK = 128), halving how often it is paid.  Two such stages fill 192 KiB of
+ *  shared memory.  docs/notes/performance-log.md has the configurations measured.
  */
 #include <cuda.h>  // CUtensorMap (header only)
 #include <cuda_bf16.h>
@@ -245,9 +249,9 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
 // 2. Tile configuration
 // =========================================================================================
 
-// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DV2_STAGES=3
+// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DV2_STAGES=3 -DV2_BK=64
 // -DV2_BN=128 -DV2_WARPGROUPS=1 -DV2_CTAS_PER_SM=2.  The defaults are the configuration
-// measurement chose.
+// measurement chose (docs/notes/performance-log.md).
 #ifndef V2_BN
 #define V2_BN 256
 #endif
@@ -258,12 +262,16 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
 #define V2_CTAS_PER_SM 1
 #endif
 #ifndef V2_STAGES
-#define V2_STAGES 4
+#define V2_STAGES 2
+#endif
+#ifndef V2_BK
+#define V2_BK 128
 #endif
 
 constexpr int BM = 128;    ///< rows of C per CTA
 constexpr int BN = V2_BN;  ///< columns of C per CTA: the N of every wgmma
-constexpr int BK = 64;     ///< K per TMA load: one 128-byte swizzle row of 16-bit elements
+constexpr int BK = V2_BK;  ///< K per stage: BK / 64 swizzle atoms side by side
+constexpr int kAtomK = 64;  ///< K of one 128-byte swizzle row of 16-bit elements: one TMA box
 constexpr int STAGES = V2_STAGES;  ///< K slices in the shared-memory ring
 
 constexpr int kWarpgroups = V2_WARPGROUPS;  ///< each owns BM / kWarpgroups rows of the tile
@@ -274,11 +282,14 @@ constexpr int kCtasPerSm = V2_CTAS_PER_SM;  ///< 1: 256 threads × ≤ 255 regis
 
 constexpr int kTileABytes = BM * BK * 2;
 constexpr int kTileBBytes = BN * BK * 2;
+constexpr int kAtomABytes = BM * kAtomK * 2;  ///< one TMA box of A: [BM][64]
+constexpr int kAtomBBytes = BN * kAtomK * 2;  ///< one TMA box of B: [BN][64]
 /// STAGES A and B tiles, one barrier per stage, and 1 KiB to round the base up to a
 /// swizzle atom.
 constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 8) + 1024;
 
-static_assert(BK * 2 == 128, "one K slice is one 128-byte swizzle row of 16-bit elements");
+static_assert(kAtomK * 2 == 128, "a swizzle atom row is 128 bytes of 16-bit elements");
+static_assert(BK % kAtomK == 0, "a stage holds whole swizzle atoms along K");
 static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
 static_assert(BM <= 256 && BN <= 256, "a TMA box side is at most 256 elements");
 static_assert(WM % 64 == 0, "a warpgroup's rows are whole m64 wgmma tiles");
@@ -342,9 +353,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // moves 32 bytes along every 128-byte row, so the K loop only adds 32 >> 4 = 2 per step to
   // the address, and a stage adds its offset the same way.
   const int wg = threadIdx.x / 128;
-  const uint64_t desc_a = smem_descriptor(sA + wg * WM * BK * 2);
+  const uint64_t desc_a = smem_descriptor(sA + wg * WM * kAtomK * 2);
   const uint64_t desc_b = smem_descriptor(sB);
-  constexpr uint64_t kSlabA = (64 * BK * 2) >> 4;  // next m64 slab of A, in descriptor units
+  constexpr uint64_t kSlabA = (64 * kAtomK * 2) >> 4;  // next m64 slab of A, in descriptor units
   constexpr uint64_t kStageA = kTileABytes >> 4;    // next stage of A, in descriptor units
   constexpr uint64_t kStageB = kTileBBytes >> 4;    // next stage of B, in descriptor units
 
@@ -355,8 +366,12 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const auto load = [&](int slice) {
     const int s = slice % STAGES;
     mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
-    tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, slice * BK, m0);
-    tma_load_2d(sB + s * kTileBBytes, &tma_b, full + 8 * s, slice * BK, n0);
+    for (int j = 0; j < BK / kAtomK; ++j) {
+      tma_load_2d(sA + s * kTileABytes + j * kAtomABytes, &tma_a, full + 8 * s,
+                  slice * BK + j * kAtomK, m0);
+      tma_load_2d(sB + s * kTileBBytes + j * kAtomBBytes, &tma_b, full + 8 * s,
+                  slice * BK + j * kAtomK, n0);
+    }
   };
 
   // Step 4a: the prefill: slices 0 … STAGES-2, or all of them when K is shorter.
@@ -381,8 +396,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     for (int ks = 0; ks < BK / 16; ++ks)
 #pragma unroll
       for (int mt = 0; mt < kMmaM; ++mt)
-        wgmma_m64nNk16<T, BN>(acc[mt], desc_a + stage * kStageA + mt * kSlabA + 2 * ks,
-                              desc_b + stage * kStageB + 2 * ks, 1);
+        wgmma_m64nNk16<T, BN>(
+            acc[mt], desc_a + stage * kStageA + (ks / 4) * (kAtomABytes >> 4) + mt * kSlabA + 2 * (ks % 4),
+            desc_b + stage * kStageB + (ks / 4) * (kAtomBBytes >> 4) + 2 * (ks % 4), 1);
     wgmma_commit_group();
     wgmma_wait_group<0>();
 #pragma unroll
@@ -436,11 +452,11 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   CUtensorMap tma_a, tma_b;
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = BM, .box_cols = kAtomK, .swizzle = hm::Swizzle::b128},
                          &tma_a));
   HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = BN, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = BN, .box_cols = kAtomK, .swizzle = hm::Swizzle::b128},
                          &tma_b));
   const int tiles = int(tiles_m * tiles_n);
   return p.dtype == hm::DType::bf16
