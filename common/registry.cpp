@@ -17,6 +17,15 @@ hm::Status matmul(const hm::Problem&, const void* a, const void* b, void* c, cud
 namespace v2_pipeline {
 hm::Status matmul(const hm::Problem&, const void* a, const void* b, void* c, cudaStream_t);
 }
+namespace v3_warp_specialized {
+hm::Status matmul(const hm::Problem&, const void* a, const void* b, void* c, cudaStream_t);
+}
+namespace v4_persistent {
+hm::Status matmul(const hm::Problem&, const void* a, const void* b, void* c, cudaStream_t);
+}
+namespace v5_async_wgmma {
+hm::Status matmul(const hm::Problem&, const void* a, const void* b, void* c, cudaStream_t);
+}
 
 namespace hm {
 
@@ -25,6 +34,12 @@ constexpr Version kVersions[] = {
     {"v0_mma_sync", "TMA + mbarrier loads, ldmatrix + mma.sync, one stage", &v0_mma_sync::matmul},
     {"v1_wgmma", "wgmma from shared-memory descriptors, one stage", &v1_wgmma::matmul},
     {"v2_pipeline", "STAGES-deep TMA ring, one full barrier per stage", &v2_pipeline::matmul},
+    {"v3_warp_specialized", "TMA producer + wgmma consumer warpgroups, setmaxnreg",
+     &v3_warp_specialized::matmul},
+    {"v4_persistent", "one CTA per SM, grouped tile order, barriers across tiles",
+     &v4_persistent::matmul},
+    {"v5_async_wgmma", "wait_group 1: the next slice's wgmma stay in flight",
+     &v5_async_wgmma::matmul},
 };
 }  // namespace
 

@@ -29,6 +29,25 @@ uint64_t smem_descriptor(uint32_t smem_addr);
 namespace v2_pipeline {
 uint64_t smem_descriptor(uint32_t smem_addr);
 }
+namespace v3_warp_specialized {
+uint64_t smem_descriptor(uint32_t smem_addr);
+}
+namespace v4_persistent {
+uint64_t smem_descriptor(uint32_t smem_addr);
+struct TileCoord {
+  int m;
+  int n;
+};
+TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int group_m);
+}  // namespace v4_persistent
+namespace v5_async_wgmma {
+uint64_t smem_descriptor(uint32_t smem_addr);
+struct TileCoord {
+  int m;
+  int n;
+};
+TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int group_m);
+}  // namespace v5_async_wgmma
 
 namespace {
 
@@ -249,9 +268,65 @@ TEST_P(WgmmaDescriptor, AdvancesByAddingTheByteOffsetOver16) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, WgmmaDescriptor,
-                         testing::Values(std::pair{"v1_wgmma", &v1_wgmma::smem_descriptor},
-                                         std::pair{"v2_pipeline", &v2_pipeline::smem_descriptor}),
+                         testing::Values(
+                             std::pair{"v1_wgmma", &v1_wgmma::smem_descriptor},
+                             std::pair{"v2_pipeline", &v2_pipeline::smem_descriptor},
+                             std::pair{"v3_warp_specialized", &v3_warp_specialized::smem_descriptor},
+                             std::pair{"v4_persistent", &v4_persistent::smem_descriptor},
+                             std::pair{"v5_async_wgmma", &v5_async_wgmma::smem_descriptor}),
                          [](const auto& info) { return std::string(info.param.first); });
+
+// ---------------------------------------------------------------------------------------
+// The persistent kernels' tile order (v4, v5): every tile of the grid exactly once, none
+// outside it, consecutive tiles in column-major order inside each group of tile rows.
+
+template <typename Coord>
+void check_tile_order(Coord (*tile_coord)(int, int, int, int)) {
+  const int grids[][2] = {{1, 1}, {1, 7}, {7, 1}, {8, 8}, {9, 5}, {64, 32}, {63, 33},
+                          {17, 130}, {100, 3}, {3, 100}, {24, 16}, {65, 65}};
+  for (const auto& [tiles_m, tiles_n] : grids) {
+    for (const int group : {1, 2, 3, 8, 16, 100}) {
+      std::vector<int> visits(size_t(tiles_m * tiles_n), 0);
+      for (int tile = 0; tile < tiles_m * tiles_n; ++tile) {
+        const Coord c = tile_coord(tile, tiles_m, tiles_n, group);
+        ASSERT_TRUE(c.m >= 0 && c.m < tiles_m && c.n >= 0 && c.n < tiles_n)
+            << "tile " << tile << " of " << tiles_m << "x" << tiles_n << ", group " << group
+            << " maps to (" << c.m << ", " << c.n << ")";
+        ++visits[size_t(c.m * tiles_n + c.n)];
+        if (tile > 0) {  // inside a group, the next tile is one row down or the next column
+          const Coord prev = tile_coord(tile - 1, tiles_m, tiles_n, group);
+          const bool down = c.n == prev.n && c.m == prev.m + 1;
+          const bool next_column = c.n == prev.n + 1 && c.m <= prev.m;
+          const bool next_group = c.n == 0 && prev.n == tiles_n - 1 && c.m == prev.m + 1;
+          EXPECT_TRUE(down || next_column || next_group)
+              << "tile " << tile << ": (" << prev.m << ", " << prev.n << ") -> (" << c.m << ", "
+              << c.n << ") in " << tiles_m << "x" << tiles_n << ", group " << group;
+        }
+      }
+      for (size_t i = 0; i < visits.size(); ++i)
+        ASSERT_EQ(visits[i], 1) << "tile (" << i / tiles_n << ", " << i % tiles_n << ") of "
+                                << tiles_m << "x" << tiles_n << ", group " << group;
+    }
+  }
+}
+
+TEST(TileOrder, EveryTileVisitedOnceV4) { check_tile_order(&v4_persistent::tile_coord); }
+TEST(TileOrder, EveryTileVisitedOnceV5) { check_tile_order(&v5_async_wgmma::tile_coord); }
+
+TEST(TileOrder, GroupsShareRowsOfA) {
+  // 8 tile rows in a group: the first 8 tiles are column 0, rows 0..7; the 9th starts column 1.
+  const auto c7 = v4_persistent::tile_coord(7, 64, 32, 8);
+  const auto c8 = v4_persistent::tile_coord(8, 64, 32, 8);
+  EXPECT_EQ(c7.m, 7);
+  EXPECT_EQ(c7.n, 0);
+  EXPECT_EQ(c8.m, 0);
+  EXPECT_EQ(c8.n, 1);
+  // A last group of 3 leftover rows (67 = 8·8 + 3) still covers them column by column.
+  const auto last = v4_persistent::tile_coord(64 * 5, 67, 5, 8);
+  EXPECT_EQ(last.m, 64);
+  EXPECT_EQ(last.n, 0);
+  EXPECT_EQ(v4_persistent::tile_coord(64 * 5 + 3, 67, 5, 8).n, 1);
+}
 
 // ---------------------------------------------------------------------------------------
 // The registry

@@ -207,7 +207,7 @@ __device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col,
   }
 }
 
-/// C[m,n] = A[m,k] · B[n,k]ᵀ, one 128×128 tile of C per CTA, tiles numbered row by row.
+/// C[m,n] = A[m,k] · B[n,k]ᵀ, one BM×BN tile of C per CTA, tiles numbered row by row.
 template <typename T>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,

@@ -322,7 +322,7 @@ __device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col,
   }
 }
 
-/// C[m,n] = A[m,k] · B[n,k]ᵀ, one 128×128 tile of C per CTA, tiles numbered row by row.
+/// C[m,n] = A[m,k] · B[n,k]ᵀ, one BM×BN tile of C per CTA, tiles numbered row by row.
 template <typename T>
 __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
@@ -331,9 +331,9 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
-  const uint32_t sA = smem;                         // [STAGES][BM][BK] T, 128B-swizzled rows
-  const uint32_t sB = sA + STAGES * kTileABytes;    // [STAGES][BN][BK] T, 128B-swizzled rows
-  const uint32_t full = sB + STAGES * kTileBBytes;  // [STAGES] mbarriers, see step 2
+  const uint32_t sA = smem;                          // [STAGES][BK/64][BM][64] T, 128B-swizzled
+  const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BK/64][BN][64] T, 128B-swizzled
+  const uint32_t full = sB + STAGES * kTileBBytes;   // [STAGES] mbarriers, see step 2
 
   const int m0 = int(blockIdx.x / tiles_n) * BM;
   const int n0 = int(blockIdx.x % tiles_n) * BN;
