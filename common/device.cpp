@@ -12,6 +12,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <type_traits>
 #include <utility>
 
 #ifndef HM_GIT_COMMIT

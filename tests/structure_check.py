@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Checks that each version file is laid out and built the way its chapter says.
+
+Every vN_*/matmul.cu: an @file block, its own namespace, and the four sections in order
+(PTX wrappers, tile configuration, kernel, host launcher).  Then, per technique, the
+properties the text of the kernel can prove (the GPU tests prove the behaviour):
+
+v3+  the block barrier appears exactly once (before the roles split), the producer gives
+     registers back and the consumers take them, under __launch_bounds__(threads, 1);
+v4+  the grid comes from the SM count, and the barriers are initialised before the tile loop;
+v5   one wgmma.fence and one wait_group 0 in the kernel, wait_group 1 in the K loop, and no
+     zero-filled accumulators (the first MMA runs with scale-d = 0).
+"""
+import os
+import re
+import sys
+
+SECTIONS = ["// 1. PTX wrappers", "// 2. Tile configuration", "// 3. The kernel",
+            "// 4. The host launcher"]
+
+
+def kernel_text(src):
+    start = src.index("// 3. The kernel")
+    return src[start:src.index("// 4. The host launcher")]
+
+
+def calls(text, name):
+    """Calls of `name` (not its definition or mentions in comments)."""
+    code = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    code = "\n".join(line.split("//")[0] for line in code.splitlines())
+    return len(re.findall(rf"(?<![\w.]){re.escape(name)}\s*(<[^>]*>)?\s*\(", code))
+
+
+def check(version, src):
+    problems = []
+    number = int(re.match(r"v(\d+)_", version).group(1))
+    if "/** @file" not in src:
+        problems.append("no @file block")
+    if f"namespace {version} {{" not in src:
+        problems.append(f"no 'namespace {version}'")
+    positions = [src.find(s) for s in SECTIONS]
+    if -1 in positions or positions != sorted(positions):
+        problems.append("the four sections are missing or out of order")
+        return problems
+    kernel = kernel_text(src)
+    if number >= 3:
+        if calls(src, "__syncthreads") != 1:
+            problems.append(f"__syncthreads() called {calls(src, '__syncthreads')} times, not once")
+        if calls(kernel, "setmaxnreg_dec") != 1 or calls(kernel, "setmaxnreg_inc") != 1:
+            problems.append("the producer must setmaxnreg_dec and the consumers setmaxnreg_inc")
+        if "__launch_bounds__(kThreads, 1)" not in kernel:
+            problems.append("setmaxnreg needs __launch_bounds__(kThreads, 1)")
+    if number >= 4:
+        if "cudaDevAttrMultiProcessorCount" not in src:
+            problems.append("the persistent grid must come from the SM count")
+        first_init = kernel.find("mbarrier_init(")
+        first_tile_loop = kernel.find("for (int tile")
+        if first_init < 0 or first_tile_loop < 0 or first_init > first_tile_loop:
+            problems.append("barriers must be initialised once, before the tile loop")
+    if number >= 5:
+        if calls(kernel, "wgmma_fence") != 1:
+            problems.append(f"{calls(kernel, 'wgmma_fence')} wgmma_fence calls, not one per K slice")
+        if len(re.findall(r"wgmma_wait_group<0>\(\)", kernel)) != 1:
+            problems.append("exactly one wait_group 0, before the epilogue")
+        if not re.search(r"wgmma_wait_group<1>\(\)", kernel):
+            problems.append("no wait_group 1 in the K loop")
+        if re.search(r"float acc\[[^;]*\]\s*=\s*\{\}", kernel):
+            problems.append("accumulators are zero-filled; the first MMA should use scale-d = 0")
+    return problems
+
+
+def main():
+    root = sys.argv[1]
+    failures = 0
+    versions = sorted(d for d in os.listdir(root)
+                      if re.match(r"v\d+_", d) and os.path.isdir(os.path.join(root, d)))
+    for version in versions:
+        path = os.path.join(root, version, "matmul.cu")
+        if not os.path.exists(path):
+            print(f"FAIL {version}: no matmul.cu")
+            failures += 1
+            continue
+        with open(path) as f:
+            problems = check(version, f.read())
+        failures += bool(problems)
+        print(f"{'FAIL' if problems else 'ok  '} {version}" +
+              ("".join(f"\n       {p}" for p in problems)))
+    print(f"structure check: {'FAILED' if failures else 'passed'} ({len(versions)} versions)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
