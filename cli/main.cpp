@@ -1,12 +1,13 @@
 /** @file
- *  `hopper-matmul`: runs every registered version and cuBLAS on one problem, checks each
- *  result against cuBLAS, and reports time, TFLOPS and the ratio to cuBLAS measured in the
- *  same process.
+ *  `hopper-matmul`: runs every registered version and cuBLAS on one problem (or a list of
+ *  them), checks each result against cuBLAS, and reports time, TFLOPS and the ratio to
+ *  cuBLAS measured in the same process.
  *
  *      hopper-matmul info
  *      hopper-matmul list
  *      hopper-matmul ladder [--m M] [--n N] [--k K] [--dtype bf16|fp16] [--json FILE]
  *      hopper-matmul run --version NAME [same options]
+ *      hopper-matmul sweep --shapes MxNxK,… | --shapes-file FILE [--dtype …] [--json FILE]
  */
 #include <cuda_runtime_api.h>
 
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,7 @@
 #include "common/reference.h"
 #include "common/registry.h"
 #include "common/timing.h"
+#include "common/workload.h"
 
 namespace {
 
@@ -33,6 +36,8 @@ constexpr const char* kUsage = R"(usage:
   hopper-matmul ladder [options]     every version and cuBLAS on one problem
   hopper-matmul run --version NAME [options]
                                      one version and cuBLAS on one problem
+  hopper-matmul sweep (--shapes MxNxK,... | --shapes-file FILE) [options]
+                                     every version and cuBLAS on each problem of a list
 options:
   --m M --n N --k K    problem C[M,N] = A[M,K]·B[N,K]^T (default 8192 each)
   --dtype bf16|fp16    element type (default bf16)
@@ -40,6 +45,8 @@ options:
   --rounds R           timing rounds; each round times every implementation in turn (5)
   --reps N             timed launches per implementation per round (default 20)
   --json FILE          also write the results and the environment as JSON
+  --shapes LIST        sweep: comma-separated MxNxK, e.g. 4096x4096x4096,8192x8192x1024
+  --shapes-file FILE   sweep: one MxNxK per line (# starts a comment)
 )";
 
 constexpr int kExitFailed = 1;  // a check failed, or the GPU is missing or unusable
@@ -48,12 +55,27 @@ constexpr int kExitUsage = 2;
 struct Options {
   std::string command;
   std::string version;
+  std::vector<hm::Problem> problems;  // one for ladder and run, the list for sweep
   hm::Problem problem{8192, 8192, 8192, hm::DType::bf16};
   int warmup = 10;
   int rounds = 5;
   int reps = 20;
   std::string json;
+  std::string shapes, shapes_file;
 };
+
+/// Parses "MxNxK" into `p`'s sizes.
+bool parse_shape(const std::string& text, hm::Problem* p) {
+  long long m = 0, n = 0, k = 0;
+  char x1 = 0, x2 = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%lld%c%lld%c%lld%c", &m, &x1, &n, &x2, &k, &extra) != 5 ||
+      x1 != 'x' || x2 != 'x')
+    return false;
+  p->m = m;
+  p->n = n;
+  p->k = k;
+  return true;
+}
 
 /// Parses argv; std::nullopt (after printing why) on anything it does not understand.
 std::optional<Options> parse(int argc, char** argv) {
@@ -84,6 +106,8 @@ std::optional<Options> parse(int argc, char** argv) {
     else if (flag == "--reps") ok = integer(&o.reps) && o.reps >= 1;
     else if (flag == "--json") o.json = value;
     else if (flag == "--version") o.version = value;
+    else if (flag == "--shapes") o.shapes = value;
+    else if (flag == "--shapes-file") o.shapes_file = value;
     else if (flag == "--dtype") {
       const auto d = hm::parse_dtype(value);
       if (!d) return bad("--dtype must be bf16 or fp16, not '" + value + "'");
@@ -96,6 +120,30 @@ std::optional<Options> parse(int argc, char** argv) {
   if (o.command == "run" && o.version.empty()) return bad("run needs --version NAME");
   if (o.command == "run" && !hm::find_version(o.version))
     return bad("no version called '" + o.version + "' (see hopper-matmul list)");
+  if (o.command != "sweep") {
+    o.problems = {o.problem};
+    return o;
+  }
+  // sweep: the shapes from --shapes and --shapes-file, all in --dtype.
+  std::vector<std::string> texts;
+  std::stringstream list(o.shapes);
+  for (std::string item; std::getline(list, item, ',');)
+    if (!item.empty()) texts.push_back(item);
+  if (!o.shapes_file.empty()) {
+    std::ifstream file(o.shapes_file);
+    if (!file) return bad("cannot read " + o.shapes_file);
+    for (std::string line; std::getline(file, line);) {
+      line = line.substr(0, line.find('#'));
+      std::stringstream words(line);
+      for (std::string word; words >> word;) texts.push_back(word);
+    }
+  }
+  if (texts.empty()) return bad("sweep needs --shapes or --shapes-file");
+  for (const std::string& text : texts) {
+    hm::Problem p = o.problem;
+    if (!parse_shape(text, &p)) return bad("bad shape '" + text + "' (expected MxNxK)");
+    o.problems.push_back(p);
+  }
   return o;
 }
 
@@ -111,119 +159,95 @@ struct Entry {
   std::string error;  // set when the implementation could not run at all
 
   bool pass() const { return error.empty() && (!checked || check.pass()); }
+  double median_ms() const { return hm::median(samples_ms); }
 };
 
-/// A, B and C for one rotation slot.
-struct OperandSet {
-  hm::DeviceBuffer a, b, c;
-};
+/// Every implementation measured on one problem.
+struct Run {
+  hm::Problem problem;
+  int sets = 1;
+  std::vector<Entry> entries;  // entries[0] is cuBLAS
 
-hm::Status run_ladder(const Options& o, std::vector<Entry>* entries, int* sets_used,
-                      hm::DeviceInfo* info) {
-  const hm::Problem& p = o.problem;
-  HM_TRY(hm::validate_problem(p));
-  HM_TRY(hm::require_sm90());
-  int device = 0;
-  HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_TRY(hm::query_device(device, info));
-
-  const size_t a_bytes = size_t(p.m * p.k * 2), b_bytes = size_t(p.n * p.k * 2),
-               c_bytes = size_t(p.m * p.n * 2);
-  const int sets = hm::rotation_sets(static_cast<long long>(a_bytes + b_bytes + c_bytes),
-                                     info->l2_bytes);
-  *sets_used = sets;
-  cudaStream_t stream = nullptr;
-  HM_CUDA_TRY(cudaStreamCreate(&stream));
-  struct StreamGuard {
-    cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
-
-  std::vector<OperandSet> operands(sets);
-  const double range = hm::unit_variance_range(p.k);
-  for (int s = 0; s < sets; ++s) {
-    HM_TRY(operands[s].a.allocate(a_bytes));
-    HM_TRY(operands[s].b.allocate(b_bytes));
-    HM_TRY(operands[s].c.allocate(c_bytes));
-    HM_TRY(hm::fill_uniform(operands[s].a.get(), p.m * p.k, p.dtype, range, 2 * s + 1, stream));
-    HM_TRY(hm::fill_uniform(operands[s].b.get(), p.n * p.k, p.dtype, range, 2 * s + 2, stream));
+  double cublas_ms() const { return entries[0].median_ms(); }
+  bool pass() const {
+    for (const Entry& e : entries)
+      if (!e.pass()) return false;
+    return true;
   }
-  hm::DeviceBuffer reference, result;
-  HM_TRY(reference.allocate(c_bytes));
-  HM_TRY(result.allocate(c_bytes));
+};
 
-  hm::Cublas cublas;
-  HM_TRY(cublas.init());
-  const void* a0 = operands[0].a.get();
-  const void* b0 = operands[0].b.get();
-  HM_TRY(cublas.matmul(p, a0, b0, reference.get(), stream));
+/// Checks, then times, every entry of `run` on its problem.
+hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cublas,
+                   cudaStream_t stream, Run* run) {
+  const hm::Problem& p = run->problem;
+  HM_TRY(hm::validate_problem(p));
+  hm::Workload work;
+  HM_TRY(work.init(p, info.l2_bytes, 1, cublas, stream));
+  run->sets = work.sets();
 
   // Correctness first: each version once on fresh poison, compared with cuBLAS.
-  for (Entry& e : *entries) {
+  for (Entry& e : run->entries) {
     if (e.name == "cublas") continue;
-    hm::Status s = hm::poison(result.get(), p.m * p.n, p.dtype, stream);
-    if (s.ok()) s = e.launch(p, a0, b0, result.get(), stream);
-    if (s.ok()) s = hm::compare_on_device(p, result.get(), reference.get(), &e.check, stream);
-    if (!s.ok()) {
+    if (const hm::Status s = work.check_fn(e.launch, &e.check, stream); !s.ok())
       e.error = s.message();
-      continue;
-    }
-    e.checked = true;
+    else
+      e.checked = true;
   }
 
   // Then timing, interleaved: every round times each implementation in turn, so clock and
   // power drift during the run touches all of them alike.
   for (int round = 0; round < o.rounds; ++round) {
-    for (Entry& e : *entries) {
+    for (Entry& e : run->entries) {
       if (!e.error.empty()) continue;
       const hm::LaunchFn launch = [&](int rep) {
-        OperandSet& set = operands[rep % sets];
+        hm::OperandSet& set = work.set(rep);
         return e.launch(p, set.a.get(), set.b.get(), set.c.get(), stream);
       };
       const int warmup = round == 0 ? o.warmup : 1;
-      if (hm::Status s = hm::time_launches(launch, warmup, o.reps, stream, &e.samples_ms); !s.ok())
+      if (const hm::Status s = hm::time_launches(launch, warmup, o.reps, stream, &e.samples_ms);
+          !s.ok())
         e.error = s.message();
     }
   }
+  if (!run->entries[0].error.empty())
+    return hm::Status::error("cuBLAS failed: " + run->entries[0].error);
   return hm::Status();
 }
 
-void print_table(const Options& o, const std::vector<Entry>& entries, double cublas_ms) {
-  std::printf("\n%-14s %-55s %9s %8s %9s  %s\n", "version", "technique", "ms", "TFLOPS",
-              "vs cuBLAS", "check");
-  for (const Entry& e : entries) {
+std::string shape_text(const hm::Problem& p) {
+  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k);
+}
+
+void print_rows(const Run& run, bool with_shape) {
+  const double cublas_ms = run.cublas_ms();
+  for (const Entry& e : run.entries) {
+    if (with_shape) std::printf("%-20s ", shape_text(run.problem).c_str());
     if (!e.error.empty()) {
-      std::printf("%-14s %-55s %9s %8s %9s  FAIL: %s\n", e.name.c_str(), e.technique.c_str(), "-",
+      std::printf("%-20s %-55s %9s %8s %9s  FAIL: %s\n", e.name.c_str(), e.technique.c_str(), "-",
                   "-", "-", e.error.c_str());
       continue;
     }
-    const double ms = hm::median(e.samples_ms);
-    const double tflops = o.problem.flops() / (ms * 1e-3) / 1e12;
+    const double ms = e.median_ms();
+    const double tflops = run.problem.flops() / (ms * 1e-3) / 1e12;
     const std::string check = e.checked ? e.check.summary() : "reference";
-    std::printf("%-14s %-55s %9.3f %8.1f %9.3f  %s\n", e.name.c_str(), e.technique.c_str(), ms,
+    std::printf("%-20s %-55s %9.3f %8.1f %9.3f  %s\n", e.name.c_str(), e.technique.c_str(), ms,
                 tflops, cublas_ms / ms, check.c_str());
   }
 }
 
-bool write_json(const Options& o, const std::vector<Entry>& entries, double cublas_ms, int sets,
-                const hm::DeviceInfo& info) {
-  std::ofstream f(o.json);
-  if (!f) return false;
-  const hm::Problem& p = o.problem;
-  f << "{\n  \"tool\": \"hopper-matmul " << o.command << "\",\n  \"environment\": "
-    << hm::to_json(info) << ",\n  \"problem\": {\"m\": " << p.m << ", \"n\": " << p.n
-    << ", \"k\": " << p.k << ", \"dtype\": \"" << hm::dtype_name(p.dtype)
-    << "\", \"layout\": \"C = A[m,k] * B[n,k]^T, row-major\"},\n"
-    << "  \"protocol\": {\"timer\": \"cudaEvent pair per launch\", \"statistic\": \"median\", "
-    << "\"warmup\": " << o.warmup << ", \"rounds\": " << o.rounds
-    << ", \"reps_per_round\": " << o.reps << ", \"rotation_sets\": " << sets
-    << ", \"interleaved\": true},\n  \"results\": [";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const Entry& e = entries[i];
-    f << (i ? ",\n" : "\n") << "    {\"name\": \"" << e.name << "\", \"technique\": \""
+void write_run_json(std::ostream& f, const Run& run) {
+  const hm::Problem& p = run.problem;
+  const double cublas_ms = run.cublas_ms();
+  f << "    {\"problem\": {\"m\": " << p.m << ", \"n\": " << p.n << ", \"k\": " << p.k
+    << ", \"dtype\": \"" << hm::dtype_name(p.dtype)
+    << "\", \"layout\": \"C = A[m,k] * B[n,k]^T, row-major\"}, \"rotation_sets\": " << run.sets
+    << ",\n     \"results\": [";
+  for (size_t i = 0; i < run.entries.size(); ++i) {
+    const Entry& e = run.entries[i];
+    f << (i ? ",\n" : "\n") << "      {\"name\": \"" << e.name << "\", \"technique\": \""
       << hm::json_escape(e.technique) << "\"";
     if (e.error.empty()) {
-      const double ms = hm::median(e.samples_ms);
+      const double ms = e.median_ms();
       f << ", \"median_ms\": " << ms << ", \"tflops\": " << p.flops() / (ms * 1e-3) / 1e12
         << ", \"ratio_to_cublas\": " << cublas_ms / ms << ", \"samples\": " << e.samples_ms.size();
     }
@@ -234,63 +258,100 @@ bool write_json(const Options& o, const std::vector<Entry>& entries, double cubl
     if (!e.error.empty()) f << ", \"error\": \"" << hm::json_escape(e.error) << "\"";
     f << "}";
   }
-  f << "\n  ]\n}\n";
+  f << "\n     ]}";
+}
+
+bool write_json(const Options& o, const std::vector<Run>& runs, const hm::DeviceInfo& info) {
+  std::ofstream f(o.json);
+  if (!f) return false;
+  f << "{\n  \"tool\": \"hopper-matmul " << o.command << "\",\n  \"environment\": "
+    << hm::to_json(info) << ",\n"
+    << "  \"protocol\": {\"timer\": \"cudaEvent pair per launch\", \"statistic\": \"median\", "
+    << "\"warmup\": " << o.warmup << ", \"rounds\": " << o.rounds
+    << ", \"reps_per_round\": " << o.reps << ", \"interleaved\": true},\n  \"runs\": [\n";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    write_run_json(f, runs[i]);
+    f << (i + 1 < runs.size() ? ",\n" : "\n");
+  }
+  f << "  ]\n}\n";
   return bool(f);
 }
 
+int fail(const hm::Status& s) {
+  std::fprintf(stderr, "hopper-matmul: %s\n", s.message().c_str());
+  return kExitFailed;
+}
+
 int cmd_info() {
-  if (hm::Status s = hm::require_sm90(); !s.ok()) {
-    std::fprintf(stderr, "hopper-matmul: %s\n", s.message().c_str());
-    return kExitFailed;
-  }
+  if (hm::Status s = hm::require_sm90(); !s.ok()) return fail(s);
   int device = 0;
   hm::DeviceInfo info;
   if (hm::Status s = hm::cuda_status(cudaGetDevice(&device), "cudaGetDevice", __FILE__, __LINE__);
-      !s.ok() || !(s = hm::query_device(device, &info)).ok()) {
-    std::fprintf(stderr, "hopper-matmul: %s\n", s.message().c_str());
-    return kExitFailed;
-  }
+      !s.ok() || !(s = hm::query_device(device, &info)).ok())
+    return fail(s);
   std::printf("%s\n%s\n", hm::describe(info).c_str(), hm::to_json(info).c_str());
   return 0;
 }
 
-int cmd_ladder(const Options& o) {
-  std::vector<Entry> entries;
-  hm::Cublas cublas;
-  entries.push_back({"cublas", "cublasGemmEx, fp32 compute (the reference)",
-                     [&cublas](const hm::Problem& p, const void* a, const void* b, void* c,
-                               cudaStream_t s) { return cublas.matmul(p, a, b, c, s); }});
-  for (const hm::Version& v : hm::versions())
-    if (o.command == "ladder" || v.name == o.version)
-      entries.push_back({std::string(v.name), std::string(v.technique), v.launch});
-
-  int sets = 1;
+/// ladder, run and sweep: the same measurement over one problem or several.
+int cmd_measure(const Options& o) {
+  for (const hm::Problem& p : o.problems)
+    if (hm::Status s = hm::validate_problem(p); !s.ok()) return fail(s);
+  if (hm::Status s = hm::require_sm90(); !s.ok()) return fail(s);
+  int device = 0;
   hm::DeviceInfo info;
-  if (hm::Status s = run_ladder(o, &entries, &sets, &info); !s.ok()) {
-    std::fprintf(stderr, "hopper-matmul: %s\n", s.message().c_str());
-    return kExitFailed;
+  if (hm::Status s = hm::cuda_status(cudaGetDevice(&device), "cudaGetDevice", __FILE__, __LINE__);
+      !s.ok() || !(s = hm::query_device(device, &info)).ok())
+    return fail(s);
+  cudaStream_t stream = nullptr;
+  if (hm::Status s = hm::cuda_status(cudaStreamCreate(&stream), "cudaStreamCreate", __FILE__,
+                                     __LINE__);
+      !s.ok())
+    return fail(s);
+  struct StreamGuard {
+    cudaStream_t s;
+    ~StreamGuard() { cudaStreamDestroy(s); }
+  } guard{stream};
+
+  hm::Cublas cublas;
+  std::vector<Run> runs;
+  for (const hm::Problem& p : o.problems) {
+    Run run{p, 1, {}};
+    run.entries.push_back({"cublas", "cublasGemmEx, fp32 compute (the reference)",
+                           [&cublas](const hm::Problem& q, const void* a, const void* b, void* c,
+                                     cudaStream_t s) { return cublas.matmul(q, a, b, c, s); }});
+    for (const hm::Version& v : hm::versions())
+      if (o.command != "run" || v.name == o.version)
+        run.entries.push_back({std::string(v.name), std::string(v.technique), v.launch});
+    if (hm::Status s = measure(o, info, &cublas, stream, &run); !s.ok()) return fail(s);
+    runs.push_back(std::move(run));
   }
-  if (!entries[0].error.empty()) {
-    std::fprintf(stderr, "hopper-matmul: cuBLAS failed: %s\n", entries[0].error.c_str());
-    return kExitFailed;
-  }
-  const hm::Problem& p = o.problem;
+  // The clocks after the work, not before it: what the measurement ran at.
+  if (hm::Status s = hm::query_device(device, &info); !s.ok()) return fail(s);
+
   std::printf("GPU: %s\n", hm::describe(info).c_str());
-  std::printf("Problem: C[%lld,%lld] = A[%lld,%lld]·B[%lld,%lld]^T, %s in, fp32 accumulate\n",
-              (long long)p.m, (long long)p.n, (long long)p.m, (long long)p.k, (long long)p.n,
-              (long long)p.k, hm::dtype_name(p.dtype));
   std::printf("Protocol: median of %d launches each (%d interleaved rounds of %d, after %d "
-              "warm-up), CUDA events, %d rotating operand set%s\n",
-              o.rounds * o.reps, o.rounds, o.reps, o.warmup, sets, sets == 1 ? "" : "s");
-  const double cublas_ms = hm::median(entries[0].samples_ms);
-  print_table(o, entries, cublas_ms);
-  if (!o.json.empty() && !write_json(o, entries, cublas_ms, sets, info)) {
+              "warm-up), CUDA events, rotating operand sets where a problem fits in L2\n",
+              o.rounds * o.reps, o.rounds, o.reps, o.warmup);
+  const bool sweep = o.command == "sweep";
+  if (!sweep) {
+    const hm::Problem& p = runs[0].problem;
+    std::printf("Problem: C[%lld,%lld] = A[%lld,%lld]·B[%lld,%lld]^T, %s in, fp32 accumulate\n",
+                (long long)p.m, (long long)p.n, (long long)p.m, (long long)p.k, (long long)p.n,
+                (long long)p.k, hm::dtype_name(p.dtype));
+  }
+  std::printf("\n%s%-20s %-55s %9s %8s %9s  %s\n", sweep ? "shape (MxNxK)        " : "",
+              "version", "technique", "ms", "TFLOPS", "vs cuBLAS", "check");
+  bool pass = true;
+  for (const Run& run : runs) {
+    print_rows(run, sweep);
+    pass = pass && run.pass();
+  }
+  if (!o.json.empty() && !write_json(o, runs, info)) {
     std::fprintf(stderr, "hopper-matmul: cannot write %s\n", o.json.c_str());
     return kExitFailed;
   }
-  for (const Entry& e : entries)
-    if (!e.pass()) return kExitFailed;
-  return 0;
+  return pass ? 0 : kExitFailed;
 }
 
 }  // namespace
@@ -302,13 +363,14 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
-    if (options->command == "info") return cmd_info();
-    if (options->command == "list") {
+    const std::string& command = options->command;
+    if (command == "info") return cmd_info();
+    if (command == "list") {
       for (const hm::Version& v : hm::versions())
         std::printf("%-22s %s\n", std::string(v.name).c_str(), std::string(v.technique).c_str());
       return 0;
     }
-    if (options->command == "ladder" || options->command == "run") return cmd_ladder(*options);
+    if (command == "ladder" || command == "run" || command == "sweep") return cmd_measure(*options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hopper-matmul: %s\n", e.what());
     return kExitFailed;

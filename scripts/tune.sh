@@ -61,7 +61,7 @@ for variant in sys.argv[2:]:
     if not os.path.exists(path):
         print(f"{name:12s} {flags:60s} no result (build or run failed)")
         continue
-    results = json.load(open(path))["results"]
+    results = json.load(open(path))["runs"][0]["results"]
     index = next(i for i, x in enumerate(results) if x["name"] == version)
     r, before = results[index], results[index - 1]
     ratio = r.get("ratio_to_cublas")
