@@ -29,7 +29,7 @@ for variant in "$@"; do
   names+=("$name")
   (
     cmake -S . -B "build/tune/$name" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES=90a -DHM_BUILD_TESTS=OFF "-DCMAKE_CUDA_FLAGS=$flags" &&
+      -DCMAKE_CUDA_ARCHITECTURES=90a -DHM_BUILD_TESTS=OFF -DHM_BUILD_BENCH=OFF "-DCMAKE_CUDA_FLAGS=$flags" &&
       cmake --build "build/tune/$name" --target hopper-matmul -j "$jobs"
   ) >"build/tune/$name.log" 2>&1 &
 done

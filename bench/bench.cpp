@@ -1,0 +1,220 @@
+/** @file
+ *  The benchmark suite: every registered version and cuBLAS, in bf16 and fp16, on square,
+ *  transformer-layer and ragged shapes.  Run one version or one shape with
+ *  `--benchmark_filter` (e.g. `--benchmark_filter=v5_async_wgmma/bf16/square`).
+ *
+ *  Protocol.  Each benchmark checks its result against cuBLAS once, warms up, then times
+ *  its implementation and cuBLAS alternately, launch by launch, each between two CUDA
+ *  events: the two share every moment of clock and power drift.  The reported time is the
+ *  implementation's (manual time); the counters are TFLOPS at its median launch, cuBLAS's
+ *  TFLOPS at its median launch, and their ratio.  Problems that fit in L2 rotate through
+ *  several operand sets.
+ *
+ *  Names: matmul/IMPLEMENTATION/DTYPE/FAMILY/MxNxK, e.g.
+ *  matmul/v5_async_wgmma/bf16/square/8192x8192x8192.
+ */
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "common/device.h"
+#include "common/reference.h"
+#include "common/registry.h"
+#include "common/timing.h"
+#include "common/workload.h"
+
+namespace {
+
+struct Shape {
+  std::string family;  ///< square, transformer or ragged
+  int64_t m, n, k;
+};
+
+/// Squares 512…16384; transformer layers (tokens × hidden × hidden, tokens × 4·hidden ×
+/// hidden) for hidden 4096 and 8192 and 1024…16384 tokens; and shapes no tile divides.
+std::vector<Shape> shapes() {
+  std::vector<Shape> list;
+  for (const int64_t s : {512, 1024, 2048, 4096, 6144, 8192, 12288, 16384})
+    list.push_back({"square", s, s, s});
+  for (const int64_t hidden : {4096, 8192})
+    for (const int64_t tokens : {1024, 2048, 4096, 8192, 16384}) {
+      list.push_back({"transformer", tokens, hidden, hidden});
+      list.push_back({"transformer", tokens, 4 * hidden, hidden});
+    }
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{8191, 8193, 8200},
+                                {4097, 4095, 4104},
+                                {1000, 3000, 2056},
+                                {333, 12345, 1024}})
+    list.push_back({"ragged", m, n, k});
+  return list;
+}
+
+/// The GPU, checked once: every benchmark reports the same reason when it cannot run.
+struct Gpu {
+  hm::Status status;
+  hm::DeviceInfo info;
+  cudaStream_t stream = nullptr;
+  hm::Cublas cublas;
+
+  static Gpu& get() {
+    static Gpu gpu;
+    static const bool initialised = (gpu.init(), true);
+    (void)initialised;
+    return gpu;
+  }
+
+ private:
+  void init() {
+    status = hm::require_sm90();
+    int device = 0;
+    if (status.ok())
+      status = hm::cuda_status(cudaGetDevice(&device), "cudaGetDevice", __FILE__, __LINE__);
+    if (status.ok()) status = hm::query_device(device, &info);
+    if (status.ok())
+      status = hm::cuda_status(cudaStreamCreate(&stream), "cudaStreamCreate", __FILE__, __LINE__);
+    if (status.ok()) status = cublas.init();
+  }
+};
+
+/// The operands of the problem being measured; benchmarks of one problem run back to back,
+/// so only the latest is kept (the largest problems need gigabytes).
+hm::Status workload_for(const hm::Problem& p, hm::Workload** out) {
+  static std::unique_ptr<hm::Workload> current;
+  if (!current || current->problem().m != p.m || current->problem().n != p.n ||
+      current->problem().k != p.k || current->problem().dtype != p.dtype) {
+    current.reset();  // free the last problem's memory first
+    auto work = std::make_unique<hm::Workload>();
+    Gpu& gpu = Gpu::get();
+    HM_TRY(work->init(p, gpu.info.l2_bytes, 1, &gpu.cublas, gpu.stream));
+    current = std::move(work);
+  }
+  *out = current.get();
+  return hm::Status();
+}
+
+using LaunchFn = std::function<hm::Status(const hm::Problem&, const void*, const void*, void*,
+                                          cudaStream_t)>;
+
+void run(benchmark::State& state, const std::string& name, const std::string& technique,
+         const LaunchFn& launch, const hm::Problem& p) {
+  state.SetLabel(technique);
+  Gpu& gpu = Gpu::get();
+  if (!gpu.status.ok()) {
+    state.SkipWithError(("needs an sm_90 GPU: " + gpu.status.message()).c_str());
+    return;
+  }
+  hm::Workload* work = nullptr;
+  if (const hm::Status s = workload_for(p, &work); !s.ok()) {
+    state.SkipWithError(s.message().c_str());
+    return;
+  }
+  const LaunchFn cublas = [&gpu](const hm::Problem& q, const void* a, const void* b, void* c,
+                                 cudaStream_t s) { return gpu.cublas.matmul(q, a, b, c, s); };
+  if (name != "cublas") {
+    hm::Comparison cmp;
+    const hm::Status s = work->check_fn(launch, &cmp, gpu.stream);
+    if (!s.ok() || !cmp.pass()) {
+      state.SkipWithError(("wrong result: " + (s.ok() ? cmp.summary() : s.message())).c_str());
+      return;
+    }
+  }
+  // Time one launch of `fn` on the operands of repetition `rep`.
+  const auto time_one = [&](const LaunchFn& fn, int rep, std::vector<double>* ms) {
+    const hm::LaunchFn one = [&](int) {
+      hm::OperandSet& set = work->set(rep);
+      return fn(p, set.a.get(), set.b.get(), set.c.get(), gpu.stream);
+    };
+    return hm::time_launches(one, 0, 1, gpu.stream, ms);
+  };
+  std::vector<double> ms, cublas_ms, scratch;
+  for (int rep = 0; rep < 3; ++rep) {  // warm-up, both
+    if (hm::Status s = time_one(launch, rep, &scratch); !s.ok())
+      return state.SkipWithError(s.message().c_str());
+    if (hm::Status s = time_one(cublas, rep, &scratch); !s.ok())
+      return state.SkipWithError(s.message().c_str());
+  }
+  int rep = 0;
+  for (auto _ : state) {
+    hm::Status s = time_one(launch, rep, &ms);
+    if (s.ok()) s = time_one(cublas, rep, &cublas_ms);
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    state.SetIterationTime(ms.back() * 1e-3);
+    ++rep;
+  }
+  if (ms.empty() || cublas_ms.empty()) return;
+  const double median_ms = hm::median(ms), cublas_median_ms = hm::median(cublas_ms);
+  state.counters["TFLOPS"] = p.flops() / (median_ms * 1e-3) / 1e12;
+  state.counters["cuBLAS_TFLOPS"] = p.flops() / (cublas_median_ms * 1e-3) / 1e12;
+  state.counters["ratio_to_cublas"] = cublas_median_ms / median_ms;
+  state.counters["median_ms"] = median_ms;
+  state.counters["m"] = double(p.m);
+  state.counters["n"] = double(p.n);
+  state.counters["k"] = double(p.k);
+}
+
+void register_all() {
+  struct Impl {
+    std::string name;
+    std::string technique;
+    LaunchFn launch;
+  };
+  std::vector<Impl> impls = {{"cublas", "cublasGemmEx, fp32 compute (the reference)",
+                              [](const hm::Problem& p, const void* a, const void* b, void* c,
+                                 cudaStream_t s) {
+                                return Gpu::get().cublas.matmul(p, a, b, c, s);
+                              }}};
+  for (const hm::Version& v : hm::versions())
+    impls.push_back({std::string(v.name), std::string(v.technique), v.launch});
+  // Problem by problem, every implementation in turn: one set of operands per problem.
+  for (const hm::DType dtype : {hm::DType::bf16, hm::DType::fp16})
+    for (const Shape& shape : shapes())
+      for (const Impl& impl : impls) {
+        const hm::Problem p{shape.m, shape.n, shape.k, dtype};
+        const std::string name = "matmul/" + impl.name + "/" + hm::dtype_name(dtype) + "/" +
+                                 shape.family + "/" + std::to_string(shape.m) + "x" +
+                                 std::to_string(shape.n) + "x" + std::to_string(shape.k);
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [impl, p](benchmark::State& state) {
+                                       run(state, impl.name, impl.technique, impl.launch, p);
+                                     })
+            ->UseManualTime()
+            ->MinTime(0.1)
+            ->Unit(benchmark::kMillisecond);
+      }
+}
+
+void add_context() {
+  benchmark::AddCustomContext("hm_commit", hm::build_commit());
+  benchmark::AddCustomContext(
+      "hm_protocol",
+      "each benchmark: check against cuBLAS once, 3 warm-up launches of both, then the "
+      "implementation and cuBLAS timed alternately launch by launch with CUDA events; "
+      "counters use medians; operand sets rotate where a problem fits in L2");
+  const Gpu& gpu = Gpu::get();
+  if (!gpu.status.ok()) {
+    benchmark::AddCustomContext("hm_gpu", "none: " + gpu.status.message());
+    return;
+  }
+  benchmark::AddCustomContext("hm_environment", hm::to_json(gpu.info));
+  benchmark::AddCustomContext("hm_gpu", hm::describe(gpu.info));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  register_all();
+  add_context();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

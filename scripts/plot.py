@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Plots and the README results table, drawn from recorded measurements only.
+
+    scripts/plot.py [--bench results/h200/bench.json] [--out results/h200/plots]
+                    [--mine FILE ...] [--readme README.md]
+
+--bench   the Google Benchmark JSON of a full run (scripts/record.sh writes it).
+--mine    your own runs to overlay: `hopper-matmul ladder|sweep --json FILE` output or
+          another benchmark JSON.  They are drawn as open markers beside the recorded run.
+--readme  regenerate the results table between the markers
+          <!-- results:begin --> and <!-- results:end -->.
+
+Writes, in --out: ladder.svg/.png (TFLOPS of every version at 8192³ bf16, with cuBLAS and
+the dense peak as reference lines), ladder_vN.svg (the same "up to vN", one per docs
+chapter) and sizes.svg/.png (TFLOPS against the size of square problems).  SVG output is
+byte-stable (fixed hash salt, no dates), so regenerating unchanged data changes no file.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+plt.rcParams["svg.hashsalt"] = "hopper-matmul"
+plt.rcParams["font.size"] = 9
+
+# Dense bf16/fp16 tensor-core peak of the H100/H200 SXM at boost clock (NVIDIA datasheet).
+DENSE_PEAK_TFLOPS = 989.4
+LADDER_SHAPE = (8192, 8192, 8192)
+NAME = re.compile(r"^matmul/([^/]+)/(bf16|fp16)/([a-z]+)/(\d+)x(\d+)x(\d+)")
+
+
+def load(path):
+    """Rows {impl, technique, dtype, family, m, n, k, tflops, ratio} from either format."""
+    with open(path) as f:
+        data = json.load(f)
+    rows, env = [], {}
+    if "benchmarks" in data:  # Google Benchmark
+        context = data.get("context", {})
+        env = json.loads(context["hm_environment"]) if "hm_environment" in context else {}
+        env["commit"] = context.get("hm_commit", env.get("commit", "?"))
+        for b in data["benchmarks"]:
+            m = NAME.match(b.get("name", ""))
+            if not m or b.get("error_occurred") or "TFLOPS" not in b:
+                continue
+            if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+                continue
+            rows.append(dict(impl=m.group(1), technique=b.get("label", ""), dtype=m.group(2),
+                             family=m.group(3), m=int(m.group(4)), n=int(m.group(5)),
+                             k=int(m.group(6)), tflops=b["TFLOPS"],
+                             ratio=b["ratio_to_cublas"]))
+    else:  # hopper-matmul ladder / run / sweep
+        env = data.get("environment", {})
+        for run in data["runs"]:
+            p = run["problem"]
+            family = "square" if p["m"] == p["n"] == p["k"] else "other"
+            for r in run["results"]:
+                if "tflops" in r:
+                    rows.append(dict(impl=r["name"], technique=r["technique"], dtype=p["dtype"],
+                                     family=family, m=p["m"], n=p["n"], k=p["k"],
+                                     tflops=r["tflops"], ratio=r["ratio_to_cublas"]))
+    return rows, env
+
+
+def versions_in(rows):
+    return sorted({r["impl"] for r in rows if r["impl"] != "cublas"},
+                  key=lambda v: int(re.match(r"v(\d+)", v).group(1)))
+
+
+def pick(rows, impl, dtype, shape):
+    for r in rows:
+        if r["impl"] == impl and r["dtype"] == dtype and (r["m"], r["n"], r["k"]) == shape:
+            return r
+    return None
+
+
+def short(technique, width=30):
+    words, lines, line = technique.split(), [], ""
+    for w in words:
+        if len(line) + len(w) + 1 > width and line:
+            lines.append(line)
+            line = w
+        else:
+            line = f"{line} {w}".strip()
+    lines.append(line)
+    return "\n".join(lines)
+
+
+def gpu_label(env):
+    return env.get("name", "GPU") + (f", commit {env['commit']}" if env.get("commit") else "")
+
+
+def save(fig, out, name, png=False):
+    fig.savefig(os.path.join(out, name + ".svg"), metadata={"Date": None})
+    if png:
+        fig.savefig(os.path.join(out, name + ".png"), dpi=150)
+    plt.close(fig)
+
+
+def plot_ladder(rows, env, mine, out, upto=None):
+    versions = versions_in(rows)
+    shown = versions if upto is None else versions[: upto + 1]
+    fig, ax = plt.subplots(figsize=(8.5, 4.6))
+    cublas = pick(rows, "cublas", "bf16", LADDER_SHAPE)
+    top = max([DENSE_PEAK_TFLOPS] + [r["tflops"] for r in rows]) * 1.12
+    for i, v in enumerate(shown):
+        r = pick(rows, v, "bf16", LADDER_SHAPE)
+        if not r:
+            continue
+        current = upto is not None and i == upto
+        ax.bar(i, r["tflops"], color="#d95f02" if current else "#1b9e77", width=0.6)
+        ax.text(i, r["tflops"] + top * 0.01, f"{r['tflops']:.0f}\n{r['ratio']:.2f}× cuBLAS",
+                ha="center", va="bottom", fontsize=8)
+        ax.text(i, top * 0.02, short(r["technique"], 18), ha="center", va="bottom", fontsize=6.5,
+                color="white", rotation=90)
+        for label, mrows, _ in mine:
+            mr = pick(mrows, v, "bf16", LADDER_SHAPE)
+            if mr:
+                ax.plot(i + 0.2, mr["tflops"], "o", mfc="none", mec="black")
+    if cublas:
+        ax.axhline(cublas["tflops"], color="#7570b3", ls="--", lw=1)
+        ax.text(-0.55, cublas["tflops"], f"cuBLAS {cublas['tflops']:.0f}",
+                ha="left", va="bottom", color="#7570b3", fontsize=8)
+    ax.axhline(DENSE_PEAK_TFLOPS, color="grey", ls=":", lw=1)
+    ax.text(-0.55, DENSE_PEAK_TFLOPS, f"dense bf16 peak {DENSE_PEAK_TFLOPS:.0f} (datasheet)",
+            ha="left", va="bottom", color="grey", fontsize=8)
+    for label, _, _ in mine:
+        ax.plot([], [], "o", mfc="none", mec="black", label=f"yours: {label}")
+    if mine:
+        ax.legend(loc="upper left", fontsize=8)
+    ax.set_xticks(range(len(versions)))
+    ax.set_xticklabels([v if v in shown else "" for v in versions], fontsize=8)
+    ax.set_xlim(-0.6, len(versions) - 0.4)
+    ax.set_ylim(0, top)
+    ax.set_ylabel("TFLOPS (2·M·N·K / median time)")
+    ax.set_title(f"C = A·Bᵀ, 8192³ bf16 — {gpu_label(env)}", fontsize=9)
+    fig.tight_layout()
+    save(fig, out, "ladder" if upto is None else f"ladder_v{upto}", png=upto is None)
+
+
+def plot_sizes(rows, env, mine, out):
+    fig, ax = plt.subplots(figsize=(8.5, 4.6))
+    for impl in ["cublas"] + versions_in(rows):
+        pts = sorted((r["m"], r["tflops"]) for r in rows
+                     if r["impl"] == impl and r["dtype"] == "bf16" and r["family"] == "square")
+        if pts:
+            style = dict(color="black", lw=2, ls="--") if impl == "cublas" else dict(lw=1.3)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=impl, **style)
+    for label, mrows, _ in mine:
+        pts = sorted((r["m"], r["tflops"]) for r in mrows
+                     if r["dtype"] == "bf16" and r["family"] == "square")
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", mfc="none", mec="black",
+                    label=f"yours: {label}")
+    ax.axhline(DENSE_PEAK_TFLOPS, color="grey", ls=":", lw=1, label="dense peak")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("M = N = K")
+    ax.set_ylabel("TFLOPS")
+    ax.set_title(f"Square problems, bf16 — {gpu_label(env)}", fontsize=9)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    save(fig, out, "sizes", png=True)
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def results_table(rows, env):
+    lines = [
+        f"Measured on {env.get('name', '?')} ({env.get('sm_count', '?')} SMs, power limit "
+        f"{env.get('power_limit_w', '?')} W), driver {env.get('driver_release', '?')}, CUDA "
+        f"{env.get('runtime_version', '?')}, cuBLAS {env.get('cublas_version', '?')}, commit "
+        f"{env.get('commit', '?')}.  Each number: the median launch, timed alternately with "
+        "cuBLAS in the same process (bench/bench.cpp states the protocol); "
+        "`results/h200/bench.json` holds every shape.",
+        "",
+        "| version | what it adds | 8192³ bf16 TFLOPS | × cuBLAS, 8192³ bf16 | "
+        "× cuBLAS, geomean of the transformer shapes (bf16) |",
+        "|---|---|---|---|---|",
+    ]
+    for impl in ["cublas"] + versions_in(rows):
+        r = pick(rows, impl, "bf16", LADDER_SHAPE)
+        tr = [x["ratio"] for x in rows
+              if x["impl"] == impl and x["dtype"] == "bf16" and x["family"] == "transformer"]
+        if not r:
+            continue
+        lines.append(f"| {impl} | {r['technique']} | {r['tflops']:.0f} | {r['ratio']:.3f} | "
+                     f"{geomean(tr):.3f} ({len(tr)} shapes) |")
+    return "\n".join(lines)
+
+
+def update_readme(path, table):
+    with open(path) as f:
+        text = f.read()
+    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
+    if begin not in text or end not in text:
+        sys.exit(f"{path} has no {begin} … {end} markers")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w") as f:
+        f.write(f"{head}{begin}\n{table}\n{end}{tail}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", default="results/h200/bench.json")
+    ap.add_argument("--out", default="results/h200/plots")
+    ap.add_argument("--mine", nargs="*", default=[])
+    ap.add_argument("--readme")
+    args = ap.parse_args()
+    rows, env = load(args.bench)
+    if not pick(rows, "cublas", "bf16", LADDER_SHAPE):
+        sys.exit(f"{args.bench} has no 8192³ bf16 cuBLAS result to plot against")
+    mine = []
+    for path in args.mine:
+        mrows, menv = load(path)
+        mine.append((menv.get("name", os.path.basename(path)), mrows, menv))
+    os.makedirs(args.out, exist_ok=True)
+    plot_ladder(rows, env, mine, args.out)
+    for n in range(len(versions_in(rows))):
+        plot_ladder(rows, env, mine, args.out, upto=n)
+    plot_sizes(rows, env, mine, args.out)
+    if args.readme:
+        update_readme(args.readme, results_table(rows, env))
+    print(f"plots written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
