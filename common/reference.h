@@ -25,7 +25,8 @@ class Cublas {
   Cublas& operator=(const Cublas&) = delete;
   ~Cublas();
 
-  /// Creates the handle (fails cleanly without a GPU).
+  /// Creates the handle (fails cleanly without a GPU), with reduced-precision split-K
+  /// reductions disallowed so that cuBLAS accumulates in fp32 throughout, as we do.
   Status init();
 
   /// C = A·Bᵀ with cublasGemmEx: A and B in `problem.dtype`, fp32 compute, C in
