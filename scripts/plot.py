@@ -159,7 +159,11 @@ def plot_sizes(rows, env, mine, out):
             ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", mfc="none", mec="black",
                     label=f"yours: {label}")
     ax.axhline(DENSE_PEAK_TFLOPS, color="grey", ls=":", lw=1, label="dense peak")
+    sizes = sorted({r["m"] for r in rows if r["family"] == "square"})
     ax.set_xscale("log", base=2)
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([str(s) for s in sizes], fontsize=7)
+    ax.minorticks_off()
     ax.set_xlabel("M = N = K")
     ax.set_ylabel("TFLOPS")
     ax.set_title(f"Square problems, bf16 — {gpu_label(env)}", fontsize=9)
