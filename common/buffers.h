@@ -20,15 +20,17 @@ class DeviceBuffer {
   DeviceBuffer() = default;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  /// Takes over `other`'s allocation.
   DeviceBuffer(DeviceBuffer&& other) noexcept { *this = static_cast<DeviceBuffer&&>(other); }
+  /// Frees what this held and takes over `other`'s allocation.
   DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
   ~DeviceBuffer();
 
   /// Allocates `bytes` (freeing what was held).
   Status allocate(size_t bytes);
 
-  void* get() const { return ptr_; }
-  size_t bytes() const { return bytes_; }
+  void* get() const { return ptr_; }       ///< the device pointer, or null
+  size_t bytes() const { return bytes_; }  ///< the allocation's size
 
  private:
   void* ptr_ = nullptr;

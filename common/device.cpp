@@ -16,6 +16,7 @@
 #include <utility>
 
 #ifndef HM_GIT_COMMIT
+/// The commit the build came from; CMakeLists.txt defines it for this file.
 #define HM_GIT_COMMIT "unknown"
 #endif
 

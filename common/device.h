@@ -13,14 +13,14 @@ namespace hm {
 /// What a result was measured on.  Clocks come from NVML when the driver provides it
 /// (read at query time: under load they move with power and temperature); -1 = unknown.
 struct DeviceInfo {
-  int device = 0;
-  std::string name;
-  std::string pci_bus_id;
-  int cc_major = 0;
-  int cc_minor = 0;
-  int sm_count = 0;
-  long long l2_bytes = 0;
-  long long global_memory_bytes = 0;
+  int device = 0;                  ///< CUDA device index
+  std::string name;                ///< e.g. "NVIDIA H200"
+  std::string pci_bus_id;          ///< e.g. "0000:00:06.0"
+  int cc_major = 0;                ///< compute capability, major
+  int cc_minor = 0;                ///< compute capability, minor
+  int sm_count = 0;                ///< streaming multiprocessors
+  long long l2_bytes = 0;          ///< L2 cache size
+  long long global_memory_bytes = 0;  ///< device memory size
   int smem_per_block_optin = 0;    ///< shared memory one block may opt in to, bytes
   int sm_clock_max_mhz = -1;       ///< peak SM clock (from the runtime)
   int sm_clock_now_mhz = -1;       ///< current SM clock (NVML)

@@ -29,10 +29,10 @@ constexpr int64_t dtype_bytes(DType) { return 2; }
 /// One matmul: C[m,n] = A[m,k] · B[n,k]ᵀ, all three dense and row-major
 /// (A and B are "K-major": consecutive k are adjacent in memory).
 struct Problem {
-  int64_t m = 0;
-  int64_t n = 0;
-  int64_t k = 0;
-  DType dtype = DType::bf16;
+  int64_t m = 0;              ///< rows of A and C
+  int64_t n = 0;              ///< rows of B, columns of C
+  int64_t k = 0;              ///< columns of A and B
+  DType dtype = DType::bf16;  ///< element type of A, B and C
 
   /// 2·m·n·k, the flop count every TFLOPS figure in this project uses.
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }

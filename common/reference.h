@@ -13,6 +13,7 @@
 #include "common/problem.h"
 #include "common/status.h"
 
+/// cuBLAS's handle type, declared here so that users of this header need not include cuBLAS.
 typedef struct cublasContext* cublasHandle_t;
 
 namespace hm {
@@ -45,9 +46,9 @@ class Cublas {
 /// a sum whose partial sums stay near 1 (unit-variance inputs).  An element passes when
 /// |c - r| ≤ atol + rtol·|r|, the whole result when ‖c - r‖_F / ‖r‖_F ≤ rel_fro.
 struct Tolerance {
-  double atol;
-  double rtol;
-  double rel_fro;
+  double atol;     ///< absolute part of the per-element bound
+  double rtol;     ///< relative part of the per-element bound
+  double rel_fro;  ///< bound on the relative Frobenius error
 };
 
 /// The tolerance for `problem` (dtype- and k-scaled; see Tolerance).
@@ -60,7 +61,7 @@ struct Comparison {
   int64_t nan = 0;           ///< NaN or Inf elements (not counting poison)
   int64_t unwritten = 0;     ///< elements still holding the poison bits
   int64_t out_of_tol = 0;    ///< elements with |c - r| > atol + rtol·|r|
-  Tolerance tol{};
+  Tolerance tol{};           ///< the tolerance the counts above used
 
   /// True when every element was written, none is NaN and all are within tolerance.
   bool pass() const {

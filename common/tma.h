@@ -21,13 +21,13 @@ enum class Swizzle { none = 0, b32 = 32, b64 = 64, b128 = 128 };
 /// A row-major matrix in global memory and the box (tile) one TMA copy moves.
 struct Tma2d {
   const void* base = nullptr;   ///< element (0, 0)
-  DType dtype = DType::bf16;
+  DType dtype = DType::bf16;    ///< element type
   uint64_t rows = 0;            ///< outer dimension
   uint64_t cols = 0;            ///< inner (contiguous) dimension
-  uint64_t row_stride_bytes = 0;
-  uint32_t box_rows = 0;
-  uint32_t box_cols = 0;
-  Swizzle swizzle = Swizzle::b128;
+  uint64_t row_stride_bytes = 0;  ///< bytes from one row to the next
+  uint32_t box_rows = 0;          ///< rows one copy moves
+  uint32_t box_cols = 0;          ///< columns one copy moves
+  Swizzle swizzle = Swizzle::b128;  ///< shared-memory layout of the box
 };
 
 /// Checks what `cuTensorMapEncodeTiled` requires (CUDA driver API, "Tensor Map Object

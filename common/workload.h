@@ -18,7 +18,9 @@ namespace hm {
 
 /// A, B and C for one rotation slot.
 struct OperandSet {
-  DeviceBuffer a, b, c;
+  DeviceBuffer a;  ///< A[m,k]
+  DeviceBuffer b;  ///< B[n,k]
+  DeviceBuffer c;  ///< C[m,n]
 };
 
 /// Operands, the reference result and a scratch output for checks.
@@ -29,8 +31,8 @@ class Workload {
   Status init(const Problem& problem, long long l2_bytes, uint64_t seed, Cublas* cublas,
               cudaStream_t stream);
 
-  const Problem& problem() const { return problem_; }
-  int sets() const { return int(sets_.size()); }
+  const Problem& problem() const { return problem_; }  ///< what init() set up
+  int sets() const { return int(sets_.size()); }       ///< operand sets in rotation
 
   /// The operands of repetition `rep` (sets are used round-robin).
   OperandSet& set(int rep) { return sets_[size_t(rep) % sets_.size()]; }

@@ -152,19 +152,19 @@ __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 128;  ///< columns of C per CTA
 constexpr int BK = 64;   ///< K per TMA load: one 128-byte swizzle row of 16-bit elements
-constexpr int STAGES = 1;
+constexpr int STAGES = 1;  ///< K slices in shared memory at a time
 
 constexpr int kWarpsM = 2;  ///< warps along M
 constexpr int kWarpsN = 2;  ///< warps along N
-constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+constexpr int kThreads = 32 * kWarpsM * kWarpsN;  ///< threads per CTA
 constexpr int WM = BM / kWarpsM;  ///< 64 rows of C per warp
 constexpr int WN = BN / kWarpsN;  ///< 64 columns of C per warp
 constexpr int kMmaTilesM = WM / 16;  ///< m16 tiles per warp
 constexpr int kMmaTilesN = WN / 8;   ///< n8 tiles per warp
 constexpr int kCtasPerSm = 3;  ///< register cap: 65536 / (3 · 128) → at most 168 per thread
 
-constexpr int kTileABytes = BM * BK * 2;
-constexpr int kTileBBytes = BN * BK * 2;
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes
 /// A and B tiles, the barrier, and 1 KiB to round the base up to a swizzle atom.
 constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes) + 8 + 1024;
 
@@ -301,6 +301,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 // 4. The host launcher
 // =========================================================================================
 
+/// Raises the kernel's shared-memory limit and launches it for element type T.
 template <typename T>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, void* c,
                   const hm::Problem& p, int tiles, int tiles_n, cudaStream_t stream) {

@@ -262,16 +262,16 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
 constexpr int BM = 128;    ///< rows of C per CTA
 constexpr int BN = V1_BN;  ///< columns of C per CTA: the N of every wgmma
 constexpr int BK = 64;     ///< K per TMA load: one 128-byte swizzle row of 16-bit elements
-constexpr int STAGES = 1;
+constexpr int STAGES = 1;  ///< K slices in shared memory at a time
 
 constexpr int kWarpgroups = V1_WARPGROUPS;  ///< each owns BM / kWarpgroups rows of the tile
-constexpr int kThreads = 128 * kWarpgroups;
+constexpr int kThreads = 128 * kWarpgroups;  ///< threads per CTA
 constexpr int WM = BM / kWarpgroups;        ///< rows of C per warpgroup
 constexpr int kMmaM = WM / 64;              ///< m64 wgmma per warpgroup per k16 step
 constexpr int kCtasPerSm = V1_CTAS_PER_SM;  ///< register cap: 65536 / (3 · 128) → 168 per thread
 
-constexpr int kTileABytes = BM * BK * 2;
-constexpr int kTileBBytes = BN * BK * 2;
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes
 /// A and B tiles, the barrier, and 1 KiB to round the base up to a swizzle atom.
 constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes) + 8 + 1024;
 
@@ -395,6 +395,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 // 4. The host launcher
 // =========================================================================================
 
+/// Raises the kernel's shared-memory limit and launches it for element type T.
 template <typename T>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, void* c,
                   const hm::Problem& p, int tiles, int tiles_n, cudaStream_t stream) {

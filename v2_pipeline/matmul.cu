@@ -275,13 +275,13 @@ constexpr int kAtomK = 64;  ///< K of one 128-byte swizzle row of 16-bit element
 constexpr int STAGES = V2_STAGES;  ///< K slices in the shared-memory ring
 
 constexpr int kWarpgroups = V2_WARPGROUPS;  ///< each owns BM / kWarpgroups rows of the tile
-constexpr int kThreads = 128 * kWarpgroups;
+constexpr int kThreads = 128 * kWarpgroups;  ///< threads per CTA
 constexpr int WM = BM / kWarpgroups;        ///< rows of C per warpgroup
 constexpr int kMmaM = WM / 64;              ///< m64 wgmma per warpgroup per k16 step
 constexpr int kCtasPerSm = V2_CTAS_PER_SM;  ///< 1: 256 threads × ≤ 255 registers
 
-constexpr int kTileABytes = BM * BK * 2;
-constexpr int kTileBBytes = BN * BK * 2;
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes
 constexpr int kAtomABytes = BM * kAtomK * 2;  ///< one TMA box of A: [BM][64]
 constexpr int kAtomBBytes = BN * kAtomK * 2;  ///< one TMA box of B: [BN][64]
 /// STAGES A and B tiles, one barrier per stage, and 1 KiB to round the base up to a
@@ -431,6 +431,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
 // 4. The host launcher
 // =========================================================================================
 
+/// Raises the kernel's shared-memory limit and launches it for element type T.
 template <typename T>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, void* c,
                   const hm::Problem& p, int tiles, int tiles_n, cudaStream_t stream) {

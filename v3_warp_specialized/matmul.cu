@@ -298,8 +298,8 @@ constexpr int kMmaM = WM / 64;                    ///< m64 wgmma per consumer pe
 constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
 
-constexpr int kTileABytes = BM * BK * 2;
-constexpr int kTileBBytes = BN * BK * 2;
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes
 constexpr int kAtomABytes = BM * kAtomK * 2;  ///< one TMA box of A: [BM][64]
 constexpr int kAtomBBytes = BN * kAtomK * 2;  ///< one TMA box of B: [BN][64]
 /// STAGES A and B tiles, a full and an empty barrier per stage, and 1 KiB to round the base
@@ -464,6 +464,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // 4. The host launcher
 // =========================================================================================
 
+/// Raises the kernel's shared-memory limit and launches it for element type T.
 template <typename T>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, void* c,
                   const hm::Problem& p, int tiles, int tiles_n, cudaStream_t stream) {

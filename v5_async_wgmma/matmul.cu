@@ -302,8 +302,8 @@ constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.de
 constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
 constexpr int GROUP_M = V5_GROUP_M;  ///< tile rows per group of the tile order
 
-constexpr int kTileABytes = BM * BK * 2;
-constexpr int kTileBBytes = BN * BK * 2;
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes
 constexpr int kAtomABytes = BM * kAtomK * 2;  ///< one TMA box of A: [BM][64]
 constexpr int kAtomBBytes = BN * kAtomK * 2;  ///< one TMA box of B: [BN][64]
 /// STAGES A and B tiles, a full and an empty barrier per stage, and 1 KiB to round the base
@@ -323,8 +323,8 @@ static_assert(GROUP_M >= 1, "a group holds at least one tile row");
 
 /// Row and column (in tiles) of an output tile.
 struct TileCoord {
-  int m;
-  int n;
+  int m;  ///< tile row
+  int n;  ///< tile column
 };
 
 /// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
@@ -499,6 +499,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // 4. The host launcher
 // =========================================================================================
 
+/// Raises the kernel's shared-memory limit and launches it for element type T.
 template <typename T>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, void* c,
                   const hm::Problem& p, int tiles_m, int tiles_n, cudaStream_t stream) {

@@ -1,0 +1,211 @@
+"""Directives that put generated facts into the chapters, so that none is typed in by hand.
+
+.. hm-diff:: v2_pipeline
+   The full unified diff from the previous version's matmul.cu to this one, computed from
+   the files at build time.
+
+.. hm-resources:: v2_pipeline
+   The compiler's resource report for the version's kernels (registers, barriers, stack
+   frame, spills, warnings), read from the ptxas report the CMake build writes
+   (build/release/ptxas/VERSION.txt, or $HM_PTXAS_DIR).
+
+.. hm-measured:: v2_pipeline
+   The recorded H200 measurements (results/h200/bench.json) of cuBLAS and every version up
+   to this one: 8192³ bf16 TFLOPS and ratio to cuBLAS, and the geometric-mean ratio over
+   the transformer shapes.
+
+.. hm-source-stats:: v2_pipeline
+   One line: how many lines the version's file has and how many the diff changes.
+
+Each directive fails the build (an error, not a warning) when its input is missing.
+"""
+import difflib
+import json
+import math
+import os
+import re
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+from docutils.statemachine import StringList
+from sphinx.util.nodes import nested_parse_with_titles
+
+VERSION = re.compile(r"^v(\d+)_[a-z_]+$")
+BENCH_NAME = re.compile(r"^matmul/([^/]+)/(bf16|fp16)/([a-z]+)/(\d+)x(\d+)x(\d+)")
+
+
+def versions(root):
+    found = [d for d in os.listdir(root) if VERSION.match(d) and os.path.isdir(os.path.join(root, d))]
+    return sorted(found, key=lambda d: int(VERSION.match(d).group(1)))
+
+
+def previous(root, version):
+    all_versions = versions(root)
+    i = all_versions.index(version)
+    return all_versions[i - 1] if i > 0 else None
+
+
+class HmDirective(Directive):
+    required_arguments = 1
+
+    @property
+    def config(self):
+        return self.state.document.settings.env.config
+
+    def version(self):
+        v = self.arguments[0]
+        if v not in versions(self.config.hm_root):
+            raise self.error(f"{self.name}: no version folder '{v}'")
+        return v
+
+    def depend(self, path):
+        self.state.document.settings.env.note_dependency(path)
+
+    def rst(self, text):
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(text.splitlines(), source=self.name), node)
+        return node.children
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def diff_lines(root, version):
+    before = previous(root, version)
+    a = os.path.join(root, before, "matmul.cu")
+    b = os.path.join(root, version, "matmul.cu")
+    return before, a, b, list(difflib.unified_diff(
+        read(a).splitlines(), read(b).splitlines(), fromfile=f"{before}/matmul.cu",
+        tofile=f"{version}/matmul.cu", lineterm="", n=3))
+
+
+class DiffDirective(HmDirective):
+    def run(self):
+        version = self.version()
+        root = self.config.hm_root
+        if previous(root, version) is None:
+            raise self.error(f"hm-diff: {version} is the first version; there is nothing to diff")
+        _, a, b, lines = diff_lines(root, version)
+        self.depend(a)
+        self.depend(b)
+        block = nodes.literal_block("\n".join(lines), "\n".join(lines))
+        block["language"] = "diff"
+        return [block]
+
+
+class SourceStatsDirective(HmDirective):
+    def run(self):
+        version = self.version()
+        root = self.config.hm_root
+        path = os.path.join(root, version, "matmul.cu")
+        self.depend(path)
+        total = len(read(path).splitlines())
+        text = f"``{version}/matmul.cu`` has {total} lines."
+        if previous(root, version):
+            before, _, _, lines = diff_lines(root, version)
+            added = sum(1 for l in lines if l.startswith("+") and not l.startswith("+++"))
+            removed = sum(1 for l in lines if l.startswith("-") and not l.startswith("---"))
+            text = (f"``{version}/matmul.cu`` has {total} lines; against ``{before}`` the diff "
+                    f"adds {added} and removes {removed}.")
+        return self.rst(text)
+
+
+def kernel_label(mangled):
+    kind = "bf16" if "nv_bfloat16" in mangled else "fp16" if "__half" in mangled else "?"
+    name = re.search(r"\d+(matmul_kernel|[a-z_]+kernel)", mangled)
+    return f"``{name.group(1) if name else mangled}<{kind}>``"
+
+
+class ResourcesDirective(HmDirective):
+    def run(self):
+        version = self.version()
+        path = os.path.join(self.config.hm_ptxas_dir, f"{version}.txt")
+        if not os.path.exists(path):
+            raise self.error(f"hm-resources: no ptxas report at {path}; build the project first "
+                             "(cmake --workflow --preset release) or set HM_PTXAS_DIR")
+        self.depend(path)
+        text = read(path)
+        rows, current = [], None
+        for line in text.splitlines():
+            m = re.search(r"Function properties for (\S+)", line)
+            if m:
+                current = {"kernel": kernel_label(m.group(1))}
+                rows.append(current)
+                continue
+            m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+            if m and current is not None:
+                current.update(stack=m.group(1), stores=m.group(2), loads=m.group(3))
+            m = re.search(r"Used (\d+) registers(?:, used (\d+) barriers)?", line)
+            if m and current is not None:
+                current.update(registers=m.group(1), barriers=m.group(2) or "0")
+        if not rows:
+            raise self.error(f"hm-resources: no kernel in {path}")
+        warnings = [l.strip() for l in text.splitlines() if re.search(r"\bwarning\b", l, re.I)]
+        out = [".. list-table::", "   :header-rows: 1", "",
+               "   * - kernel", "     - registers per thread", "     - named barriers",
+               "     - stack frame (bytes)", "     - spill stores / loads (bytes)"]
+        for r in sorted(rows, key=lambda r: r["kernel"]):
+            out += [f"   * - {r['kernel']}", f"     - {r.get('registers', '?')}",
+                    f"     - {r.get('barriers', '?')}", f"     - {r.get('stack', '?')}",
+                    f"     - {r.get('stores', '?')} / {r.get('loads', '?')}"]
+        out += ["", "ptxas warnings: " + ("none." if not warnings else "; ".join(warnings)),
+                "", f"*From the build's ptxas report* (``{os.path.basename(path)}``, "
+                "``-O3 -Xptxas=-v``, sm_90a)."]
+        return self.rst("\n".join(out))
+
+
+def bench_rows(path):
+    data = json.loads(read(path))
+    rows = {}
+    for b in data["benchmarks"]:
+        m = BENCH_NAME.match(b.get("name", ""))
+        if m and not b.get("error_occurred") and "TFLOPS" in b:
+            rows[(m.group(1), m.group(2), m.group(3), int(m.group(4)), int(m.group(5)),
+                  int(m.group(6)))] = b
+    return data.get("context", {}), rows
+
+
+class MeasuredDirective(HmDirective):
+    def run(self):
+        version = self.version()
+        path = self.config.hm_results
+        if not os.path.exists(path):
+            raise self.error(f"hm-measured: no recorded results at {path}")
+        self.depend(path)
+        context, rows = bench_rows(path)
+        env = json.loads(context.get("hm_environment", "{}"))
+        shown = ["cublas"] + versions(self.config.hm_root)
+        shown = shown[: shown.index(version) + 1]
+        out = [".. list-table::", "   :header-rows: 1", "",
+               "   * - implementation", "     - 8192³ bf16 TFLOPS", "     - × cuBLAS, 8192³ bf16",
+               "     - × cuBLAS, geomean of transformer shapes (bf16)"]
+        for impl in shown:
+            r = rows.get((impl, "bf16", "square", 8192, 8192, 8192))
+            if r is None:
+                raise self.error(f"hm-measured: {path} has no 8192³ bf16 result for {impl}")
+            tr = [b["ratio_to_cublas"] for (i, d, f, *_), b in rows.items()
+                  if i == impl and d == "bf16" and f == "transformer"]
+            geo = math.exp(sum(map(math.log, tr)) / len(tr)) if tr else float("nan")
+            name = f"**{impl}**" if impl == version else impl
+            out += [f"   * - {name}", f"     - {r['TFLOPS']:.0f}", f"     - {r['ratio_to_cublas']:.3f}",
+                    f"     - {geo:.3f} ({len(tr)} shapes)"]
+        out += ["", f"*Recorded on {env.get('name', '?')} ({env.get('sm_count', '?')} SMs, "
+                f"{env.get('power_limit_w', '?')} W limit), CUDA {env.get('runtime_version', '?')}, "
+                f"cuBLAS {env.get('cublas_version', '?')}, commit {context.get('hm_commit', '?')}: "
+                "each benchmark times the kernel and cuBLAS alternately, launch by launch, and "
+                "compares medians* (``results/h200/bench.json``)."]
+        return self.rst("\n".join(out))
+
+
+def setup(app):
+    app.add_config_value("hm_root", "", "env")
+    app.add_config_value("hm_ptxas_dir", "", "env")
+    app.add_config_value("hm_results", "", "env")
+    app.add_directive("hm-diff", DiffDirective)
+    app.add_directive("hm-resources", ResourcesDirective)
+    app.add_directive("hm-measured", MeasuredDirective)
+    app.add_directive("hm-source-stats", SourceStatsDirective)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
