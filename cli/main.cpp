@@ -32,7 +32,7 @@ namespace {
 
 constexpr const char* kUsage = R"(usage:
   hopper-matmul info                 print the GPU and environment
-  hopper-matmul list                 print the registered versions
+  hopper-matmul list [--json FILE]   print the registered versions and their tiles
   hopper-matmul ladder [options]     every version and cuBLAS on one problem
   hopper-matmul run --version NAME [options]
                                      one version and cuBLAS on one problem
@@ -282,6 +282,39 @@ int fail(const hm::Status& s) {
   return kExitFailed;
 }
 
+/// The registered versions with their launch configurations (no GPU needed).
+int cmd_list(const Options& o) {
+  std::printf("%-20s %-16s %6s %7s %9s %7s  %s\n", "version", "tile BMxBNxBK", "stages",
+              "threads", "smem/CTA", "CTAs/SM", "technique");
+  for (const hm::Version& v : hm::versions()) {
+    const hm::KernelConfig& k = *v.config;
+    const std::string tile =
+        std::to_string(k.bm) + "x" + std::to_string(k.bn) + "x" + std::to_string(k.bk);
+    std::printf("%-20s %-16s %6d %7d %7.1f K %7d  %s\n", std::string(v.name).c_str(),
+                tile.c_str(), k.stages, k.threads, k.smem_bytes / 1024.0, k.ctas_per_sm,
+                std::string(v.technique).c_str());
+  }
+  if (o.json.empty()) return 0;
+  std::ofstream f(o.json);
+  f << "{\"versions\": [";
+  bool first = true;
+  for (const hm::Version& v : hm::versions()) {
+    const hm::KernelConfig& k = *v.config;
+    f << (first ? "\n" : ",\n") << "  {\"name\": \"" << v.name << "\", \"technique\": \""
+      << hm::json_escape(std::string(v.technique)) << "\", \"threads\": " << k.threads
+      << ", \"smem_bytes\": " << k.smem_bytes << ", \"bm\": " << k.bm << ", \"bn\": " << k.bn
+      << ", \"bk\": " << k.bk << ", \"stages\": " << k.stages
+      << ", \"ctas_per_sm\": " << k.ctas_per_sm << "}";
+    first = false;
+  }
+  f << "\n]}\n";
+  if (!f) {
+    std::fprintf(stderr, "hopper-matmul: cannot write %s\n", o.json.c_str());
+    return kExitFailed;
+  }
+  return 0;
+}
+
 int cmd_info() {
   if (hm::Status s = hm::require_sm90(); !s.ok()) return fail(s);
   int device = 0;
@@ -365,11 +398,7 @@ int main(int argc, char** argv) {
   try {
     const std::string& command = options->command;
     if (command == "info") return cmd_info();
-    if (command == "list") {
-      for (const hm::Version& v : hm::versions())
-        std::printf("%-22s %s\n", std::string(v.name).c_str(), std::string(v.technique).c_str());
-      return 0;
-    }
+    if (command == "list") return cmd_list(*options);
     if (command == "ladder" || command == "run" || command == "sweep") return cmd_measure(*options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hopper-matmul: %s\n", e.what());

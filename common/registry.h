@@ -12,11 +12,23 @@
 
 namespace hm {
 
+/// How a version launches its kernel: listed by `hopper-matmul list` and in the docs.
+struct KernelConfig {
+  int threads;      ///< threads per CTA
+  int smem_bytes;   ///< dynamic shared memory per CTA, bytes
+  int bm;           ///< rows of C per CTA tile
+  int bn;           ///< columns of C per CTA tile
+  int bk;           ///< K per shared-memory stage
+  int stages;       ///< K slices resident in shared memory
+  int ctas_per_sm;  ///< CTAs per SM that __launch_bounds__ asks ptxas to make room for
+};
+
 /// One registered version.
 struct Version {
   std::string_view name;       ///< the folder and namespace, e.g. "v0_mma_sync"
   std::string_view technique;  ///< what it adds, in one line
   Launcher launch;             ///< `name::matmul`
+  const KernelConfig* config;  ///< `name::kConfig`
 };
 
 /// Every version, in ladder order.

@@ -357,6 +357,12 @@ TEST(Registry, VersionsAreInLadderOrderAndDescribed) {
     EXPECT_EQ(all[i].name.substr(0, 3), "v" + std::to_string(i) + "_");
     EXPECT_FALSE(all[i].technique.empty()) << all[i].name;
     EXPECT_NE(all[i].launch, nullptr) << all[i].name;
+    ASSERT_NE(all[i].config, nullptr) << all[i].name;
+    const hm::KernelConfig& k = *all[i].config;
+    EXPECT_LE(k.smem_bytes * k.ctas_per_sm, 228 * 1024) << all[i].name << ": shared memory per SM";
+    EXPECT_LE(k.smem_bytes, 227 * 1024) << all[i].name << ": shared memory per CTA";
+    EXPECT_EQ(k.threads % 128, 0) << all[i].name << ": whole warpgroups";
+    EXPECT_EQ(k.bk % 64, 0) << all[i].name << ": whole 128-byte swizzle atoms along K";
     EXPECT_EQ(hm::find_version(all[i].name), &all[i]);
   }
   EXPECT_EQ(hm::find_version("v99_nothing"), nullptr);

@@ -30,6 +30,7 @@
 
 #include "common/device.h"
 #include "common/problem.h"
+#include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
 
@@ -495,6 +496,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 // =========================================================================================
 // 4. The host launcher
 // =========================================================================================
+
+/// This version's launch configuration, listed by `hopper-matmul list` and in the docs.
+extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1};
 
 /// Raises the kernel's shared-memory limit and launches it for element type T.
 template <typename T>

@@ -144,6 +144,14 @@ class ResourcesDirective(HmDirective):
         if not rows:
             raise self.error(f"hm-resources: no kernel in {path}")
         warnings = [l.strip() for l in text.splitlines() if re.search(r"\bwarning\b", l, re.I)]
+        kernels = os.path.join(os.path.dirname(os.path.normpath(self.config.hm_ptxas_dir)),
+                               "kernels.json")
+        if not os.path.exists(kernels):
+            raise self.error(f"hm-resources: no {kernels}; build hopper-matmul first")
+        self.depend(kernels)
+        k = next((v for v in json.loads(read(kernels))["versions"] if v["name"] == version), None)
+        if k is None:
+            raise self.error(f"hm-resources: {version} is not in {kernels}")
         out = [".. list-table::", "   :header-rows: 1", "",
                "   * - kernel", "     - registers per thread", "     - named barriers",
                "     - stack frame (bytes)", "     - spill stores / loads (bytes)"]
@@ -152,8 +160,13 @@ class ResourcesDirective(HmDirective):
                     f"     - {r.get('barriers', '?')}", f"     - {r.get('stack', '?')}",
                     f"     - {r.get('stores', '?')} / {r.get('loads', '?')}"]
         out += ["", "ptxas warnings: " + ("none." if not warnings else "; ".join(warnings)),
-                "", f"*From the build's ptxas report* (``{os.path.basename(path)}``, "
-                "``-O3 -Xptxas=-v``, sm_90a)."]
+                "", f"Launch: {k['threads']} threads per CTA, "
+                f"{k['smem_bytes']} bytes ({k['smem_bytes'] / 1024:.1f} KiB) of dynamic shared "
+                f"memory per CTA, a {k['bm']}×{k['bn']} tile of C with {k['bk']} of K per stage, "
+                f"{k['stages']} stage{'s' if k['stages'] > 1 else ''}, registers capped for "
+                f"{k['ctas_per_sm']} CTA{'s' if k['ctas_per_sm'] > 1 else ''} per SM.",
+                "", f"*From the build: ptxas's report* (``{os.path.basename(path)}``, "
+                "``-O3 -Xptxas=-v``, sm_90a) *and* ``hopper-matmul list`` (``kernels.json``)."]
         return self.rst("\n".join(out))
 
 

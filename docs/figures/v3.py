@@ -1,0 +1,405 @@
+"""Figures of the v3 chapter: who waits on which barrier, the parities over the K loop, and a
+timeline of the two consumer warpgroups sharing the tensor pipe.
+
+The parities and the timeline come from a small event model of the kernel's protocol: an
+mbarrier that behaves as the PTX ISA describes it (a phase completes when its arrivals and
+its transaction bytes are all in; a parity wait returns once the latest phase of that
+parity has completed, and a fresh barrier counts its phase "-1", parity 1, as complete),
+driven by the loops of v3_warp_specialized/matmul.cu (and, for comparison, of
+v2_pipeline/matmul.cu).  The barrier rules are the code's; the durations are assumptions
+(see MODEL), so the timeline shows order, not measured time.
+"""
+import heapq
+
+from common import COLORS, arrow, box, figure, save
+
+# The kernel's configuration (v3_warp_specialized/matmul.cu, section 2).
+BM, BN, BK, STAGES, CONSUMERS = 128, 256, 64, 4, 2
+TILE_A_BYTES, TILE_B_BYTES = BM * BK * 2, BN * BK * 2
+# v2_pipeline/matmul.cu's chosen configuration, for the comparison.
+V2_BK, V2_STAGES = 128, 2
+
+# Assumed durations, in units of one warpgroup's 64×256×64 slice of wgmma (four
+# m64n256k16).  Not measured: chosen only to make the order of events readable.
+MODEL = dict(
+    wgmma=0.25,       # one m64n256k16 in the tensor pipe
+    issue=0.02,       # between two wgmma issued by the same warpgroup
+    wait_group=0.2,   # last wgmma of a group done -> wait_group returns, arrive
+    restart=0.1,      # barrier seen complete -> fence -> first wgmma issued
+    block_sync=0.1,   # v2 only: the __syncthreads that ends every iteration
+    tma=2.5,          # TMA issued -> its bytes have landed
+)
+
+
+# -----------------------------------------------------------------------------------------
+# The event model
+# -----------------------------------------------------------------------------------------
+
+class Sim:
+    """Processes are generators that yield ("delay", dt), ("wait", barrier, parity) or
+    ("wgmma", who); the last is answered with the time that wgmma leaves the pipe.  The
+    tensor pipe runs wgmma one after another in the order they were issued."""
+
+    def __init__(self):
+        self.t, self.q, self.seq, self.pipe_free, self.pipe = 0.0, [], 0, 0.0, []
+
+    def at(self, t, fn):
+        heapq.heappush(self.q, (t, self.seq, fn))
+        self.seq += 1
+
+    def spawn(self, gen):
+        self.at(self.t, lambda: self.step(gen, None))
+
+    def step(self, gen, value):
+        try:
+            cmd = gen.send(value)
+        except StopIteration:
+            return
+        if cmd[0] == "delay":
+            self.at(self.t + cmd[1], lambda: self.step(gen, None))
+        elif cmd[0] == "wait":
+            bar, parity = cmd[1], cmd[2]
+            if bar.ready(parity):
+                self.at(self.t, lambda: self.step(gen, True))  # returned at once
+            else:
+                bar.waiters.append((parity, gen))
+        elif cmd[0] == "wgmma":
+            start = max(self.t, self.pipe_free)
+            self.pipe_free = start + MODEL["wgmma"]
+            self.pipe.append((start, self.pipe_free, cmd[1]))
+            self.at(self.t, lambda: self.step(gen, self.pipe_free))
+
+    def run(self):
+        while self.q:
+            self.t, _, fn = heapq.heappop(self.q)
+            fn()
+
+
+class Barrier:
+    """An mbarrier: `count` arrivals and the announced transaction bytes complete a phase."""
+
+    def __init__(self, sim, count):
+        self.sim, self.count, self.pending, self.tx = sim, count, count, 0
+        self.completed, self.waiters, self.completion_times = 0, [], []
+
+    def ready(self, parity):
+        # The current phase has number `completed`; the latest phase with parity p has
+        # completed iff the current phase's parity differs from p (PTX ISA, try_wait.parity).
+        return (self.completed & 1) != parity
+
+    def _check(self):
+        if self.pending == 0 and self.tx == 0:
+            self.completed += 1
+            self.pending = self.count
+            self.completion_times.append(self.sim.t)
+            still = []
+            for parity, gen in self.waiters:
+                if self.ready(parity):
+                    self.sim.at(self.sim.t, lambda g=gen: self.sim.step(g, False))
+                else:
+                    still.append((parity, gen))
+            self.waiters = still
+
+    def arrive(self):
+        self.pending -= 1
+        self._check()
+
+    def arrive_expect_tx(self, nbytes):
+        self.tx += nbytes
+        self.arrive()
+
+    def complete_tx(self, nbytes):
+        self.tx -= nbytes
+        self._check()
+
+
+def tma_load(sim, bar, nbytes, log, slice_, stage):
+    """One fill of a stage: the copies' bytes land on `bar` MODEL["tma"] later."""
+    issued = sim.t
+    bar.arrive_expect_tx(nbytes)
+
+    def land():
+        log.append(dict(slice=slice_, stage=stage, issued=issued, landed=sim.t))
+        bar.complete_tx(nbytes)
+    sim.at(sim.t + MODEL["tma"], land)
+
+
+def model_v3(k_tiles):
+    """v3's steps 2-8: one producer thread, CONSUMERS consumer warpgroups."""
+    sim = Sim()
+    full = [Barrier(sim, 1) for _ in range(STAGES)]
+    empty = [Barrier(sim, 4 * CONSUMERS) for _ in range(STAGES)]
+    loads, groups, producer_waits, consumer_waits = [], [], [], []
+
+    def producer():
+        for kt in range(k_tiles):
+            s = kt % STAGES
+            parity = ((kt // STAGES) & 1) ^ 1
+            at_once = yield ("wait", empty[s], parity)
+            producer_waits.append(dict(slice=kt, stage=s, parity=parity, at_once=at_once,
+                                       completed=empty[s].completed))
+            tma_load(sim, full[s], TILE_A_BYTES + TILE_B_BYTES, loads, kt, s)
+            yield ("delay", MODEL["issue"])
+
+    def consumer(c):
+        for kt in range(k_tiles):
+            s = kt % STAGES
+            parity = (kt // STAGES) & 1
+            yield ("wait", full[s], parity)
+            consumer_waits.append(dict(slice=kt, stage=s, parity=parity, consumer=c))
+            yield ("delay", MODEL["restart"])
+            first = sim.t
+            for _ in range(BK // 16):                   # 4 × m64n256k16
+                done = yield ("wgmma", c)
+                yield ("delay", MODEL["issue"])
+            yield ("delay", max(0.0, done - sim.t) + MODEL["wait_group"])
+            groups.append(dict(consumer=c, slice=kt, issued=first, done=done, released=sim.t))
+            for _ in range(4):                          # lane 0 of each of the 4 warps
+                empty[s].arrive()
+
+    sim.spawn(producer())
+    for c in range(CONSUMERS):
+        sim.spawn(consumer(c))
+    sim.run()
+    release = {}
+    for s in range(STAGES):  # phase j of empty[s] completes when slice s + j*STAGES is freed
+        for j, t in enumerate(empty[s].completion_times):
+            release[s + j * STAGES] = t
+    return dict(loads=loads, groups=groups, pipe=sim.pipe, release=release,
+                producer_waits=producer_waits, consumer_waits=consumer_waits)
+
+
+def model_v2(k_tiles):
+    """v2's steps 4-7: thread 0 (in warpgroup 0) loads, both warpgroups multiply, and a
+    block barrier ends every iteration."""
+    sim = Sim()
+    full = [Barrier(sim, 1) for _ in range(V2_STAGES)]
+    block = Barrier(sim, 2)  # __syncthreads, one arrival per warpgroup
+    loads, groups, release = [], [], {}
+    nbytes = (BM + BN) * V2_BK * 2
+
+    def warpgroup(w):
+        if w == 0:
+            for sl in range(min(V2_STAGES - 1, k_tiles)):  # the prefill
+                tma_load(sim, full[sl % V2_STAGES], nbytes, loads, sl, sl % V2_STAGES)
+        for kt in range(k_tiles):
+            s = kt % V2_STAGES
+            nxt = kt + V2_STAGES - 1
+            if w == 0 and nxt < k_tiles:
+                tma_load(sim, full[nxt % V2_STAGES], nbytes, loads, nxt, nxt % V2_STAGES)
+            yield ("wait", full[s], (kt // V2_STAGES) & 1)
+            yield ("delay", MODEL["restart"])
+            first = sim.t
+            for _ in range(V2_BK // 16):                # 8 × m64n256k16
+                done = yield ("wgmma", w)
+                yield ("delay", MODEL["issue"])
+            yield ("delay", max(0.0, done - sim.t) + MODEL["wait_group"])
+            groups.append(dict(consumer=w, slice=kt, issued=first, done=done, released=sim.t))
+            block.arrive()
+            yield ("wait", block, kt & 1)
+            release[kt] = sim.t
+            yield ("delay", MODEL["block_sync"])
+
+    for w in range(2):
+        sim.spawn(warpgroup(w))
+    sim.run()
+    return dict(loads=loads, groups=groups, pipe=sim.pipe, release=release)
+
+
+# -----------------------------------------------------------------------------------------
+# Figure 1: the roles and the barriers
+# -----------------------------------------------------------------------------------------
+
+def roles():
+    """Producer, ring, consumers; every arrow is an arrival or a wait, with its parity."""
+    fig, ax = figure(11.5, 4.7)
+    # The producer.
+    box(ax, 0, 0.5, 2.3, 3.3, color=COLORS["tma"], alpha=0.18)
+    ax.text(1.15, 3.6, "warpgroup 0: producer", ha="center", va="top", fontsize=9,
+            weight="bold")
+    ax.text(1.15, 3.25, "setmaxnreg.dec → 40 regs\nwarps 1–3 and 31 lanes of\nwarp 0 return; "
+            "one lane,\nchosen by elect.sync, runs:", ha="center", va="top", fontsize=7.5)
+    ax.text(0.12, 1.75, "for kt = 0, 1, …:\n  s = kt mod 4\n  wait empty[s]\n  arrive.expect_tx "
+            "full[s]\n  TMA A box, TMA B box", ha="left", va="top", fontsize=7.5,
+            family="monospace")
+
+    # The ring: four stages, each with its two barriers.
+    x0, w = 4.3, 0.9
+    ax.text(x0 + 2 * w, 4.45, "shared memory: 4 stages × 48 KiB (stage s holds slice kt "
+            "when kt mod 4 = s)", ha="center", fontsize=8)
+    for s in range(STAGES):
+        x = x0 + s * w
+        box(ax, x, 3.35, w - 0.08, 0.8, f"A\n128×64", color=COLORS["a"], alpha=0.3, fontsize=7)
+        box(ax, x, 1.95, w - 0.08, 1.3, f"B\n256×64", color=COLORS["b"], alpha=0.3,
+            fontsize=7)
+        ax.text(x + (w - 0.08) / 2, 4.2, f"stage {s}", ha="center", va="bottom", fontsize=7.5)
+        box(ax, x, 1.3, w - 0.08, 0.45, f"full[{s}]", color=COLORS["smem"], alpha=0.5,
+            fontsize=7)
+        box(ax, x, 0.55, w - 0.08, 0.45, f"empty[{s}]", color=COLORS["grey"], alpha=0.35,
+            fontsize=7)
+    ring_l, ring_r = x0, x0 + STAGES * w - 0.08
+    ax.text(ring_r + 0.1, 1.52, "1 arrival\n+ 49152 B", ha="left", va="center", fontsize=6.5)
+    ax.text(ring_r + 0.1, 0.77, "8 arrivals", ha="left", va="center", fontsize=6.5)
+
+    # The consumers.
+    cx = 9.2
+    for c, (y, rows) in enumerate([(2.3, "0–63"), (0.5, "64–127")]):
+        box(ax, cx, y, 2.3, 1.5, color=COLORS["a"] if c == 0 else COLORS["b"], alpha=0.18)
+        ax.text(cx + 1.15, y + 1.42, f"warpgroup {c + 1}: consumer", ha="center", va="top",
+                fontsize=8.5, weight="bold")
+        ax.text(cx + 1.15, y + 1.1, f"setmaxnreg.inc → 232 regs\nrows {rows} of the tile,\n"
+                "64×256 accumulator\n(128 fp32 per thread)", ha="center", va="top", fontsize=7)
+    ax.text(cx + 1.15, 0.38, "each: wait full[s] · 4 wgmma · commit ·\nwait_group 0 · arrive "
+            "empty[s]", ha="center", va="top", fontsize=7)
+
+    # Arrows: producer side.
+    arrow(ax, 2.3, 3.0, ring_l, 3.0, "TMA writes stage s;\nits bytes count on full[s]",
+          color=COLORS["tma"], fontsize=7, offset=(0, 0.05))
+    arrow(ax, 2.3, 1.52, ring_l, 1.52, "arrive.expect_tx:\n1 arrival, 49152 B",
+          color="black", fontsize=7, offset=(0, 0.05))
+    arrow(ax, ring_l, 0.77, 2.3, 0.77, "", color="black")
+    ax.text((2.3 + ring_l) / 2, 0.68, "wait parity\n((kt/4) & 1) ^ 1", ha="center", va="top",
+            fontsize=7)
+    # Consumer side.
+    arrow(ax, ring_r + 0.05, 3.0, cx, 3.0, "wgmma read A rows\nof their half, all of B",
+          color=COLORS["mma"], fontsize=7, offset=(0, 0.05))
+    arrow(ax, ring_r + 0.75, 1.52, cx, 1.52, "", color="black")
+    ax.text((ring_r + 0.75 + cx) / 2, 1.6, "wait parity\n(kt/4) & 1", ha="center", va="bottom",
+            fontsize=7)
+    arrow(ax, cx, 0.77, ring_r + 0.75, 0.77, "", color="black")
+    ax.text((ring_r + 0.75 + cx) / 2, 0.68, "arrive: lane 0\nof each warp", ha="center",
+            va="top", fontsize=7)
+    ax.set_xlim(-0.1, 11.6)
+    ax.set_ylim(-0.25, 4.7)
+    save(fig, "v3_roles")
+
+
+# -----------------------------------------------------------------------------------------
+# Figure 2: the parities over the K loop
+# -----------------------------------------------------------------------------------------
+
+def phases():
+    """For slices 0-11: the stage, the parity each side waits on, and what that wait is for.
+    Every cell is read from the event model's record of the waits, not typed in."""
+    k_tiles = 12
+    m = model_v3(k_tiles)
+    prod = {w["slice"]: w for w in m["producer_waits"]}
+    cons = {w["slice"]: w for w in m["consumer_waits"]}
+    for kt, w in prod.items():  # the wait for slice kt returned after exactly kt/4 releases
+        assert w["completed"] == kt // STAGES and (kt >= STAGES or w["at_once"]), w
+    rows = [
+        ("K slice kt", lambda kt: str(kt), lambda kt: "white"),
+        ("stage s = kt mod 4", lambda kt: str(prod[kt]["stage"]), lambda kt: "white"),
+        ("fill of stage s (kt / 4)", lambda kt: str(kt // STAGES), lambda kt: "white"),
+        ("producer: wait empty[s],\nparity ((kt/4) & 1) ^ 1", lambda kt: str(prod[kt]["parity"]),
+         lambda kt: COLORS["light"] if prod[kt]["parity"] else "white"),
+        ("that phase is …",
+         lambda kt: ("fresh:\nat once" if prod[kt]["at_once"] and prod[kt]["completed"] == 0
+                     else f"slice {kt - STAGES}\nreleased"),
+         lambda kt: COLORS["tma"] if prod[kt]["completed"] == 0 else "white"),
+        ("consumers: wait full[s],\nparity (kt/4) & 1", lambda kt: str(cons[kt]["parity"]),
+         lambda kt: COLORS["light"] if cons[kt]["parity"] else "white"),
+        ("that phase is …", lambda kt: f"slice {kt}\nlanded", lambda kt: "white"),
+    ]
+    cw, rh, lw = 0.78, 0.46, 2.2
+    fig, ax = figure(lw + cw * k_tiles + 0.2, rh * len(rows) + 0.5)
+    for i, (label, text, color) in enumerate(rows):
+        y = (len(rows) - 1 - i) * rh
+        ax.text(lw - 0.08, y + rh / 2, label, ha="right", va="center", fontsize=7.5,
+                weight="bold" if i == 0 else "normal")
+        for kt in range(k_tiles):
+            c = color(kt)
+            box(ax, lw + kt * cw, y, cw, rh, text(kt), color=c,
+                alpha=0.45 if c not in ("white",) else 1.0, fontsize=7 if i != 4 else 6.5)
+    for p in range(1, k_tiles // STAGES):  # pass boundaries
+        x = lw + p * STAGES * cw
+        ax.plot([x, x], [-0.05, rh * len(rows) + 0.05], color="black", lw=2)
+    ax.set_xlim(-0.1, lw + cw * k_tiles + 0.1)
+    ax.set_ylim(-0.1, rh * len(rows) + 0.1)
+    save(fig, "v3_phases")
+
+
+# -----------------------------------------------------------------------------------------
+# Figure 3: the timeline
+# -----------------------------------------------------------------------------------------
+
+def timeline():
+    """v2 and v3 on the same K (512): stages, warpgroups and the tensor pipe over time."""
+    k = 512
+    v2, v3 = model_v2(k // V2_BK), model_v3(k // BK)
+    end = max(max(e for _, e, _ in v2["pipe"]), max(e for _, e, _ in v3["pipe"])) + 0.6
+    xs, rh = 0.48, 0.34
+    wg_color = [COLORS["a"], COLORS["b"]]
+
+    def panel(y_top, title, m, stages, names):
+        ax.text(0, y_top + 0.12, title, ha="left", va="bottom", fontsize=9, weight="bold")
+        labels = [f"stage {s}" for s in range(stages)] + names + ["tensor pipe"]
+        for i, lab in enumerate(labels):
+            y = y_top - (i + 1) * rh
+            ax.text(-0.1, y + rh * 0.45, lab, ha="right", va="center", fontsize=7.5)
+            ax.plot([0, end * xs], [y, y], color=COLORS["light"], lw=0.5)
+        # Stages: loading (issue -> landed), then holding the slice until it is released.
+        for ld in m["loads"]:
+            y = y_top - (ld["stage"] + 1) * rh + 0.04
+            box(ax, ld["issued"] * xs, y, (ld["landed"] - ld["issued"]) * xs, rh - 0.08,
+                color=COLORS["tma"], alpha=0.25, lw=0.5)
+            rel = m["release"][ld["slice"]]
+            box(ax, ld["landed"] * xs, y, (rel - ld["landed"]) * xs, rh - 0.08,
+                str(ld["slice"]), color=COLORS["smem"], alpha=0.6, lw=0.5, fontsize=7)
+        # Warpgroups: from the group's first issue to wait_group's return.
+        for g in m["groups"]:
+            y = y_top - (stages + g["consumer"] + 1) * rh + 0.04
+            box(ax, g["issued"] * xs, y, (g["done"] - g["issued"]) * xs, rh - 0.08,
+                str(g["slice"]), color=wg_color[g["consumer"]], alpha=0.35, lw=0.5, fontsize=7)
+            box(ax, g["done"] * xs, y, (g["released"] - g["done"]) * xs, rh - 0.08,
+                color="black", alpha=0.7, lw=0.5)
+        # The pipe: which warpgroup's wgmma runs; grey where nothing runs.
+        y = y_top - (stages + len(names) + 1) * rh + 0.04
+        first = min(s for s, _, _ in m["pipe"])
+        last = max(e for _, e, _ in m["pipe"])
+        box(ax, first * xs, y, (last - first) * xs, rh - 0.08, color=COLORS["grey"], alpha=0.35,
+            lw=0)
+        merged = []
+        for s, e, who in sorted(m["pipe"]):
+            if merged and merged[-1][2] == who and abs(merged[-1][1] - s) < 1e-9:
+                merged[-1][1] = e
+            else:
+                merged.append([s, e, who])
+        for s, e, who in merged:
+            box(ax, s * xs, y, (e - s) * xs, rh - 0.08, color=wg_color[who], alpha=0.8, lw=0)
+        return y
+
+    n_rows = (V2_STAGES + 3) + (STAGES + 3)
+    fig, ax = figure(end * xs + 1.6, n_rows * rh + 2.2)
+    y2 = panel(n_rows * rh + 1.1, "v2: every warp loads and multiplies; a block barrier ends "
+               "each 128-wide slice", v2, V2_STAGES, ["warpgroup 0", "warpgroup 1"])
+    y3 = panel(y2 - 0.55, "v3: a producer thread and two consumer warpgroups; 64-wide slices",
+               v3, STAGES, ["consumer 1", "consumer 2"])
+    # Time axis.
+    ax.plot([0, end * xs], [y3 - 0.12, y3 - 0.12], color="black", lw=0.8)
+    for t in range(0, int(end) + 1, 2):
+        ax.plot([t * xs, t * xs], [y3 - 0.12, y3 - 0.2], color="black", lw=0.8)
+        ax.text(t * xs, y3 - 0.25, str(t), ha="center", va="top", fontsize=7)
+    ax.text(end * xs / 2, y3 - 0.5, "time, in units of one warpgroup's 64×256×64 of wgmma "
+            "(assumed durations: a model, not a measurement)", ha="center", va="top",
+            fontsize=7.5)
+    # Legend.
+    ly = y3 - 1.0
+    items = [(COLORS["tma"], 0.25, "TMA in flight"), (COLORS["smem"], 0.6, "stage holds slice n"),
+             (COLORS["a"], 0.35, "wgmma group issued → done"),
+             ("black", 0.7, "drain: wait_group, arrive/barrier"),
+             (COLORS["grey"], 0.35, "tensor pipe idle")]
+    x = 0
+    for color, alpha, text in items:
+        box(ax, x, ly, 0.3, 0.18, color=color, alpha=alpha, lw=0.5)
+        ax.text(x + 0.38, ly + 0.09, text, ha="left", va="center", fontsize=7)
+        x += 0.45 + 0.062 * len(text)
+    ax.set_xlim(-1.5, end * xs + 0.1)
+    ax.set_ylim(ly - 0.1, n_rows * rh + 1.5)
+    save(fig, "v3_timeline")
+
+
+if __name__ == "__main__":
+    roles()
+    phases()
+    timeline()
