@@ -389,7 +389,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     const int stage = kt % STAGES;
     mbarrier_wait(full + 8 * stage, (kt / STAGES) & 1, "full");
 
-    // Step 6: the wgmma protocol.  Fence, then 4 k16 steps × kMmaM m64 slabs of
+    // Step 6: the wgmma protocol.  Fence, then BK/16 k16 steps × kMmaM m64 slabs of
     // 64×BN×16 MMAs, read straight from shared memory; commit them as one group and wait
     // for it (still nothing stays in flight: v5 changes that).
     wgmma_fence();
