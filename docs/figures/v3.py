@@ -67,7 +67,7 @@ class Sim:
             start = max(self.t, self.pipe_free)
             self.pipe_free = start + MODEL["wgmma"]
             self.pipe.append((start, self.pipe_free, cmd[1]))
-            self.at(self.t, lambda: self.step(gen, self.pipe_free))
+            self.at(self.t, lambda end=self.pipe_free: self.step(gen, end))
 
     def run(self):
         while self.q:
@@ -212,65 +212,67 @@ def model_v2(k_tiles):
 
 def roles():
     """Producer, ring, consumers; every arrow is an arrival or a wait, with its parity."""
-    fig, ax = figure(11.5, 4.7)
+    fig, ax = figure(13.2, 4.9)
     # The producer.
-    box(ax, 0, 0.5, 2.3, 3.3, color=COLORS["tma"], alpha=0.18)
-    ax.text(1.15, 3.6, "warpgroup 0: producer", ha="center", va="top", fontsize=9,
+    pw = 2.7
+    box(ax, 0, 0.5, pw, 3.4, color=COLORS["tma"], alpha=0.18)
+    ax.text(pw / 2, 3.75, "warpgroup 0: producer", ha="center", va="top", fontsize=9,
             weight="bold")
-    ax.text(1.15, 3.25, "setmaxnreg.dec → 40 regs\nwarps 1–3 and 31 lanes of\nwarp 0 return; "
-            "one lane,\nchosen by elect.sync, runs:", ha="center", va="top", fontsize=7.5)
-    ax.text(0.12, 1.75, "for kt = 0, 1, …:\n  s = kt mod 4\n  wait empty[s]\n  arrive.expect_tx "
-            "full[s]\n  TMA A box, TMA B box", ha="left", va="top", fontsize=7.5,
-            family="monospace")
+    ax.text(pw / 2, 3.4, "setmaxnreg.dec → 40 registers;\nwarps 1–3 and 31 lanes of warp 0\n"
+            "return; the lane elect.sync\nchooses runs the loop:", ha="center", va="top",
+            fontsize=7.5)
+    ax.text(0.15, 2.05, "for kt = 0, 1, …:\n  s = kt mod 4\n  wait empty[s]\n"
+            "  arrive.expect_tx full[s]\n  TMA A box, TMA B box", ha="left", va="top",
+            fontsize=7.5, family="monospace")
 
     # The ring: four stages, each with its two barriers.
-    x0, w = 4.3, 0.9
-    ax.text(x0 + 2 * w, 4.45, "shared memory: 4 stages × 48 KiB (stage s holds slice kt "
-            "when kt mod 4 = s)", ha="center", fontsize=8)
+    x0, w = 4.7, 0.9
+    ring_l, ring_r = x0, x0 + STAGES * w - 0.08
+    ax.text((ring_l + ring_r) / 2, 4.5, "shared memory: 4 stages × 48 KiB\n(stage s holds "
+            "slice kt when kt mod 4 = s)", ha="center", va="bottom", fontsize=8)
     for s in range(STAGES):
         x = x0 + s * w
-        box(ax, x, 3.35, w - 0.08, 0.8, f"A\n128×64", color=COLORS["a"], alpha=0.3, fontsize=7)
-        box(ax, x, 1.95, w - 0.08, 1.3, f"B\n256×64", color=COLORS["b"], alpha=0.3,
-            fontsize=7)
+        box(ax, x, 3.35, w - 0.08, 0.8, "A\n128×64", color=COLORS["a"], alpha=0.3, fontsize=7)
+        box(ax, x, 1.95, w - 0.08, 1.3, "B\n256×64", color=COLORS["b"], alpha=0.3, fontsize=7)
         ax.text(x + (w - 0.08) / 2, 4.2, f"stage {s}", ha="center", va="bottom", fontsize=7.5)
         box(ax, x, 1.3, w - 0.08, 0.45, f"full[{s}]", color=COLORS["smem"], alpha=0.5,
             fontsize=7)
         box(ax, x, 0.55, w - 0.08, 0.45, f"empty[{s}]", color=COLORS["grey"], alpha=0.35,
             fontsize=7)
-    ring_l, ring_r = x0, x0 + STAGES * w - 0.08
     ax.text(ring_r + 0.1, 1.52, "1 arrival\n+ 49152 B", ha="left", va="center", fontsize=6.5)
     ax.text(ring_r + 0.1, 0.77, "8 arrivals", ha="left", va="center", fontsize=6.5)
 
     # The consumers.
-    cx = 9.2
-    for c, (y, rows) in enumerate([(2.3, "0–63"), (0.5, "64–127")]):
-        box(ax, cx, y, 2.3, 1.5, color=COLORS["a"] if c == 0 else COLORS["b"], alpha=0.18)
-        ax.text(cx + 1.15, y + 1.42, f"warpgroup {c + 1}: consumer", ha="center", va="top",
+    cx, cw = 10.4, 2.7
+    for c, (y, rows) in enumerate([(2.45, "0–63"), (0.5, "64–127")]):
+        box(ax, cx, y, cw, 1.45, color=COLORS["a"] if c == 0 else COLORS["b"], alpha=0.18)
+        ax.text(cx + cw / 2, y + 1.37, f"warpgroup {c + 1}: consumer", ha="center", va="top",
                 fontsize=8.5, weight="bold")
-        ax.text(cx + 1.15, y + 1.1, f"setmaxnreg.inc → 232 regs\nrows {rows} of the tile,\n"
-                "64×256 accumulator\n(128 fp32 per thread)", ha="center", va="top", fontsize=7)
-    ax.text(cx + 1.15, 0.38, "each: wait full[s] · 4 wgmma · commit ·\nwait_group 0 · arrive "
-            "empty[s]", ha="center", va="top", fontsize=7)
+        ax.text(cx + cw / 2, y + 1.05, f"setmaxnreg.inc → 232 registers\nrows {rows} of the "
+                "tile: a 64×256\naccumulator, 128 fp32 per thread", ha="center", va="top",
+                fontsize=7)
+    ax.text(cx + cw / 2, 0.4, "each, for kt = 0, 1, …: wait full[s],\n4 wgmma, commit, wait_group 0,\n"
+            "arrive on empty[s]", ha="center", va="top", fontsize=7)
 
     # Arrows: producer side.
-    arrow(ax, 2.3, 3.0, ring_l, 3.0, "TMA writes stage s;\nits bytes count on full[s]",
+    arrow(ax, pw, 3.0, ring_l, 3.0, "TMA writes stage s;\nits bytes count on full[s]",
           color=COLORS["tma"], fontsize=7, offset=(0, 0.05))
-    arrow(ax, 2.3, 1.52, ring_l, 1.52, "arrive.expect_tx:\n1 arrival, 49152 B",
+    arrow(ax, pw, 1.52, ring_l, 1.52, "arrive.expect_tx:\n1 arrival, 49152 B",
           color="black", fontsize=7, offset=(0, 0.05))
-    arrow(ax, ring_l, 0.77, 2.3, 0.77, "", color="black")
-    ax.text((2.3 + ring_l) / 2, 0.68, "wait parity\n((kt/4) & 1) ^ 1", ha="center", va="top",
-            fontsize=7)
+    arrow(ax, ring_l, 0.77, pw, 0.77, "", color="black")
+    ax.text((pw + ring_l) / 2, 0.68, "wait parity ((kt/4) & 1) ^ 1\n(first pass: returns at once)",
+            ha="center", va="top", fontsize=7)
     # Consumer side.
-    arrow(ax, ring_r + 0.05, 3.0, cx, 3.0, "wgmma read A rows\nof their half, all of B",
+    bl = ring_r + 0.85
+    arrow(ax, ring_r + 0.05, 3.0, cx, 3.0, "wgmma read their 64\nrows of A, all of B",
           color=COLORS["mma"], fontsize=7, offset=(0, 0.05))
-    arrow(ax, ring_r + 0.75, 1.52, cx, 1.52, "", color="black")
-    ax.text((ring_r + 0.75 + cx) / 2, 1.6, "wait parity\n(kt/4) & 1", ha="center", va="bottom",
+    arrow(ax, bl, 1.52, cx, 1.52, "", color="black")
+    ax.text((bl + cx) / 2, 1.6, "wait parity\n(kt/4) & 1", ha="center", va="bottom", fontsize=7)
+    arrow(ax, cx, 0.77, bl, 0.77, "", color="black")
+    ax.text((bl + cx) / 2, 0.68, "arrive: lane 0\nof each warp", ha="center", va="top",
             fontsize=7)
-    arrow(ax, cx, 0.77, ring_r + 0.75, 0.77, "", color="black")
-    ax.text((ring_r + 0.75 + cx) / 2, 0.68, "arrive: lane 0\nof each warp", ha="center",
-            va="top", fontsize=7)
-    ax.set_xlim(-0.1, 11.6)
-    ax.set_ylim(-0.25, 4.7)
+    ax.set_xlim(-0.1, cx + cw + 0.1)
+    ax.set_ylim(-0.45, 5.0)
     save(fig, "v3_roles")
 
 
@@ -292,13 +294,13 @@ def phases():
         ("stage s = kt mod 4", lambda kt: str(prod[kt]["stage"]), lambda kt: "white"),
         ("fill of stage s (kt / 4)", lambda kt: str(kt // STAGES), lambda kt: "white"),
         ("producer: wait empty[s],\nparity ((kt/4) & 1) ^ 1", lambda kt: str(prod[kt]["parity"]),
-         lambda kt: COLORS["light"] if prod[kt]["parity"] else "white"),
+         lambda kt: COLORS["smem"] if prod[kt]["parity"] else "white"),
         ("that phase is …",
-         lambda kt: ("fresh:\nat once" if prod[kt]["at_once"] and prod[kt]["completed"] == 0
+         lambda kt: ("fresh:\nreturns\nat once" if prod[kt]["at_once"] and prod[kt]["completed"] == 0
                      else f"slice {kt - STAGES}\nreleased"),
          lambda kt: COLORS["tma"] if prod[kt]["completed"] == 0 else "white"),
         ("consumers: wait full[s],\nparity (kt/4) & 1", lambda kt: str(cons[kt]["parity"]),
-         lambda kt: COLORS["light"] if cons[kt]["parity"] else "white"),
+         lambda kt: COLORS["smem"] if cons[kt]["parity"] else "white"),
         ("that phase is …", lambda kt: f"slice {kt}\nlanded", lambda kt: "white"),
     ]
     cw, rh, lw = 0.78, 0.46, 2.2
@@ -374,7 +376,7 @@ def timeline():
     y2 = panel(n_rows * rh + 1.1, "v2: every warp loads and multiplies; a block barrier ends "
                "each 128-wide slice", v2, V2_STAGES, ["warpgroup 0", "warpgroup 1"])
     y3 = panel(y2 - 0.55, "v3: a producer thread and two consumer warpgroups; 64-wide slices",
-               v3, STAGES, ["consumer 1", "consumer 2"])
+               v3, STAGES, ["warpgroup 1", "warpgroup 2"])
     # Time axis.
     ax.plot([0, end * xs], [y3 - 0.12, y3 - 0.12], color="black", lw=0.8)
     for t in range(0, int(end) + 1, 2):
@@ -383,17 +385,19 @@ def timeline():
     ax.text(end * xs / 2, y3 - 0.5, "time, in units of one warpgroup's 64×256×64 of wgmma "
             "(assumed durations: a model, not a measurement)", ha="center", va="top",
             fontsize=7.5)
-    # Legend.
-    ly = y3 - 1.0
-    items = [(COLORS["tma"], 0.25, "TMA in flight"), (COLORS["smem"], 0.6, "stage holds slice n"),
-             (COLORS["a"], 0.35, "wgmma group issued → done"),
-             ("black", 0.7, "drain: wait_group, arrive/barrier"),
-             (COLORS["grey"], 0.35, "tensor pipe idle")]
-    x = 0
-    for color, alpha, text in items:
-        box(ax, x, ly, 0.3, 0.18, color=color, alpha=alpha, lw=0.5)
-        ax.text(x + 0.38, ly + 0.09, text, ha="left", va="center", fontsize=7)
-        x += 0.45 + 0.062 * len(text)
+    # Legend, three rows of two.
+    ly = y3 - 0.95
+    items = [(COLORS["tma"], 0.25, "TMA in flight"),
+             (COLORS["a"], 0.35, "v2 warpgroup 0, v3 warpgroup 1: wgmma issued → done"),
+             (COLORS["smem"], 0.6, "stage holds slice n until released"),
+             (COLORS["b"], 0.35, "v2 warpgroup 1, v3 warpgroup 2: wgmma issued → done"),
+             (COLORS["grey"], 0.35, "tensor pipe idle"),
+             ("black", 0.7, "drain: wait_group, arrive (v2: and __syncthreads)")]
+    for i, (color, alpha, text) in enumerate(items):
+        x, y = (i % 2) * end * xs / 2, ly - (i // 2) * 0.28
+        box(ax, x, y, 0.3, 0.18, color=color, alpha=alpha, lw=0.5)
+        ax.text(x + 0.38, y + 0.09, text, ha="left", va="center", fontsize=7)
+    ly -= 0.56
     ax.set_xlim(-1.5, end * xs + 0.1)
     ax.set_ylim(ly - 0.1, n_rows * rh + 1.5)
     save(fig, "v3_timeline")
