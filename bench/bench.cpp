@@ -70,11 +70,7 @@ struct Gpu {
 
  private:
   void init() {
-    status = hm::require_sm90();
-    int device = 0;
-    if (status.ok())
-      status = hm::cuda_status(cudaGetDevice(&device), "cudaGetDevice", __FILE__, __LINE__);
-    if (status.ok()) status = hm::query_device(device, &info);
+    status = hm::query_current_sm90(&info);
     if (status.ok())
       status = hm::cuda_status(cudaStreamCreate(&stream), "cudaStreamCreate", __FILE__, __LINE__);
     if (status.ok()) status = cublas.init();

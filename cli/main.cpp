@@ -316,12 +316,8 @@ int cmd_list(const Options& o) {
 }
 
 int cmd_info() {
-  if (hm::Status s = hm::require_sm90(); !s.ok()) return fail(s);
-  int device = 0;
   hm::DeviceInfo info;
-  if (hm::Status s = hm::cuda_status(cudaGetDevice(&device), "cudaGetDevice", __FILE__, __LINE__);
-      !s.ok() || !(s = hm::query_device(device, &info)).ok())
-    return fail(s);
+  if (hm::Status s = hm::query_current_sm90(&info); !s.ok()) return fail(s);
   std::printf("%s\n%s\n", hm::describe(info).c_str(), hm::to_json(info).c_str());
   return 0;
 }
@@ -330,12 +326,8 @@ int cmd_info() {
 int cmd_measure(const Options& o) {
   for (const hm::Problem& p : o.problems)
     if (hm::Status s = hm::validate_problem(p); !s.ok()) return fail(s);
-  if (hm::Status s = hm::require_sm90(); !s.ok()) return fail(s);
-  int device = 0;
   hm::DeviceInfo info;
-  if (hm::Status s = hm::cuda_status(cudaGetDevice(&device), "cudaGetDevice", __FILE__, __LINE__);
-      !s.ok() || !(s = hm::query_device(device, &info)).ok())
-    return fail(s);
+  if (hm::Status s = hm::query_current_sm90(&info); !s.ok()) return fail(s);
   cudaStream_t stream = nullptr;
   if (hm::Status s = hm::cuda_status(cudaStreamCreate(&stream), "cudaStreamCreate", __FILE__,
                                      __LINE__);
@@ -360,7 +352,7 @@ int cmd_measure(const Options& o) {
     runs.push_back(std::move(run));
   }
   // The clocks after the work, not before it: what the measurement ran at.
-  if (hm::Status s = hm::query_device(device, &info); !s.ok()) return fail(s);
+  if (hm::Status s = hm::query_device(info.device, &info); !s.ok()) return fail(s);
 
   std::printf("GPU: %s\n", hm::describe(info).c_str());
   std::printf("Protocol: median of %d launches each (%d interleaved rounds of %d, after %d "

@@ -119,6 +119,13 @@ Status require_sm90() {
   return Status();
 }
 
+Status query_current_sm90(DeviceInfo* info) {
+  HM_TRY(require_sm90());
+  int device = 0;
+  HM_CUDA_TRY(cudaGetDevice(&device));
+  return query_device(device, info);
+}
+
 Status set_max_dynamic_smem(const void* kernel, int bytes) {
   static std::mutex mutex;
   static std::set<std::pair<const void*, int>> done;  // (kernel, device)

@@ -35,6 +35,9 @@ struct DeviceInfo {
 /// Fills `info` for `device`; an error when there is no GPU or no driver.
 Status query_device(int device, DeviceInfo* info);
 
+/// require_sm90(), then query_device() for the current device.
+Status query_current_sm90(DeviceInfo* info);
+
 /// Ok when the current device can run sm_90a code (compute capability exactly 9.0);
 /// otherwise an error saying what was found ("no CUDA driver", "no GPU", "sm_86 …").
 Status require_sm90();
