@@ -16,10 +16,7 @@ chapter) and sizes.svg/.png (TFLOPS against the size of square problems).  SVG o
 byte-stable (fixed hash salt, no dates), so regenerating unchanged data changes no file.
 """
 import argparse
-import json
-import math
 import os
-import re
 import sys
 
 import matplotlib
@@ -27,59 +24,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from hm_results import LADDER_SHAPE, geomean, load, pick, versions_in  # noqa: E402
+
 plt.rcParams["svg.hashsalt"] = "hopper-matmul"
 plt.rcParams["font.size"] = 9
 
 # Dense bf16/fp16 tensor-core peak of the H100/H200 SXM at boost clock (NVIDIA datasheet).
 DENSE_PEAK_TFLOPS = 989.4
-LADDER_SHAPE = (8192, 8192, 8192)
-NAME = re.compile(r"^matmul/([^/]+)/(bf16|fp16)/([a-z]+)/(\d+)x(\d+)x(\d+)")
-
-
-def load(path):
-    """Rows {impl, technique, dtype, family, m, n, k, tflops, ratio} from either format."""
-    with open(path) as f:
-        data = json.load(f)
-    rows, env = [], {}
-    if "benchmarks" in data:  # Google Benchmark
-        context = data.get("context", {})
-        env = json.loads(context["hm_environment"]) if "hm_environment" in context else {}
-        env["commit"] = context.get("hm_commit", env.get("commit", "?"))
-        for b in data["benchmarks"]:
-            m = NAME.match(b.get("name", ""))
-            if not m or b.get("error_occurred") or "TFLOPS" not in b:
-                continue
-            if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
-                continue
-            rows.append(dict(impl=m.group(1), technique=b.get("label", ""), dtype=m.group(2),
-                             family=m.group(3), m=int(m.group(4)), n=int(m.group(5)),
-                             k=int(m.group(6)), tflops=b["TFLOPS"],
-                             ratio=b["ratio_to_cublas"]))
-    else:  # hopper-matmul ladder / run / sweep
-        env = data.get("environment", {})
-        for run in data["runs"]:
-            p = run["problem"]
-            family = "square" if p["m"] == p["n"] == p["k"] else "other"
-            for r in run["results"]:
-                if "tflops" in r:
-                    rows.append(dict(impl=r["name"], technique=r["technique"], dtype=p["dtype"],
-                                     family=family, m=p["m"], n=p["n"], k=p["k"],
-                                     tflops=r["tflops"], ratio=r["ratio_to_cublas"]))
-    return rows, env
-
-
-def versions_in(rows):
-    return sorted({r["impl"] for r in rows if r["impl"] != "cublas"},
-                  key=lambda v: int(re.match(r"v(\d+)", v).group(1)))
-
-
-def pick(rows, impl, dtype, shape):
-    for r in rows:
-        if r["impl"] == impl and r["dtype"] == dtype and (r["m"], r["n"], r["k"]) == shape:
-            return r
-    return None
-
-
 def short(technique, width=30):
     words, lines, line = technique.split(), [], ""
     for w in words:
@@ -170,10 +121,6 @@ def plot_sizes(rows, env, mine, out):
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     save(fig, out, "sizes", png=True)
-
-
-def geomean(values):
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
 def results_table(rows, env):

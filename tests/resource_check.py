@@ -37,7 +37,8 @@ def demangle(names):
 
 
 def parse_report(text):
-    """Returns ({kernel: {registers, stack, spill_stores, spill_loads, smem}}, [warnings])."""
+    """Returns ({kernel: {registers, barriers, stack, spill_stores, spill_loads, smem}},
+    [warnings]).  The docs' resource tables (docs/_ext/hm_docs.py) read reports with it too."""
     kernels, current = {}, None
     for line in text.splitlines():
         m = re.search(r"Function properties for (\S+)", line)
@@ -50,9 +51,10 @@ def parse_report(text):
             current.update(stack=int(m.group(1)), spill_stores=int(m.group(2)),
                            spill_loads=int(m.group(3)))
             continue
-        m = re.search(r"Used (\d+) registers", line)
+        m = re.search(r"Used (\d+) registers(?:, used (\d+) barriers)?", line)
         if m and current is not None:
             current["registers"] = int(m.group(1))
+            current["barriers"] = int(m.group(2) or 0)
             s = re.search(r"(\d+) bytes smem", line)
             current["smem"] = int(s.group(1)) if s else 0
     warnings = [l.strip() for l in text.splitlines() if re.search(r"\bwarning\b", l, re.I)]

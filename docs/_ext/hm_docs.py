@@ -21,17 +21,23 @@ Each directive fails the build (an error, not a warning) when its input is missi
 """
 import difflib
 import json
-import math
 import os
 import re
+import sys
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
 from docutils.statemachine import StringList
 from sphinx.util.nodes import nested_parse_with_titles
 
+# The readers the checks and the plots use, so that the docs read the same inputs the same way.
+_ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+sys.path.insert(0, os.path.join(_ROOT, "tests"))
+sys.path.insert(0, os.path.join(_ROOT, "scripts"))
+from hm_results import LADDER_SHAPE, geomean, load, pick  # noqa: E402
+from resource_check import parse_report  # noqa: E402
+
 VERSION = re.compile(r"^v(\d+)_[a-z_]+$")
-BENCH_NAME = re.compile(r"^matmul/([^/]+)/(bf16|fp16)/([a-z]+)/(\d+)x(\d+)x(\d+)")
 
 
 def versions(root):
@@ -127,23 +133,10 @@ class ResourcesDirective(HmDirective):
             raise self.error(f"hm-resources: no ptxas report at {path}; build the project first "
                              "(cmake --workflow --preset release) or set HM_PTXAS_DIR")
         self.depend(path)
-        text = read(path)
-        rows, current = [], None
-        for line in text.splitlines():
-            m = re.search(r"Function properties for (\S+)", line)
-            if m:
-                current = {"kernel": kernel_label(m.group(1))}
-                rows.append(current)
-                continue
-            m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
-            if m and current is not None:
-                current.update(stack=m.group(1), stores=m.group(2), loads=m.group(3))
-            m = re.search(r"Used (\d+) registers(?:, used (\d+) barriers)?", line)
-            if m and current is not None:
-                current.update(registers=m.group(1), barriers=m.group(2) or "0")
+        kernels, warnings = parse_report(read(path))
+        rows = [dict(r, kernel=kernel_label(name)) for name, r in kernels.items()]
         if not rows:
             raise self.error(f"hm-resources: no kernel in {path}")
-        warnings = [l.strip() for l in text.splitlines() if re.search(r"\bwarning\b", l, re.I)]
         kernels = os.path.join(os.path.dirname(os.path.normpath(self.config.hm_ptxas_dir)),
                                "kernels.json")
         if not os.path.exists(kernels):
@@ -158,7 +151,7 @@ class ResourcesDirective(HmDirective):
         for r in sorted(rows, key=lambda r: r["kernel"]):
             out += [f"   * - {r['kernel']}", f"     - {r.get('registers', '?')}",
                     f"     - {r.get('barriers', '?')}", f"     - {r.get('stack', '?')}",
-                    f"     - {r.get('stores', '?')} / {r.get('loads', '?')}"]
+                    f"     - {r.get('spill_stores', '?')} / {r.get('spill_loads', '?')}"]
         out += ["", "ptxas warnings: " + ("none." if not warnings else "; ".join(warnings)),
                 "", f"Launch: {k['threads']} threads per CTA, "
                 f"{k['smem_bytes']} bytes ({k['smem_bytes'] / 1024:.1f} KiB) of dynamic shared "
@@ -170,17 +163,6 @@ class ResourcesDirective(HmDirective):
         return self.rst("\n".join(out))
 
 
-def bench_rows(path):
-    data = json.loads(read(path))
-    rows = {}
-    for b in data["benchmarks"]:
-        m = BENCH_NAME.match(b.get("name", ""))
-        if m and not b.get("error_occurred") and "TFLOPS" in b:
-            rows[(m.group(1), m.group(2), m.group(3), int(m.group(4)), int(m.group(5)),
-                  int(m.group(6)))] = b
-    return data.get("context", {}), rows
-
-
 class MeasuredDirective(HmDirective):
     def run(self):
         version = self.version()
@@ -188,26 +170,24 @@ class MeasuredDirective(HmDirective):
         if not os.path.exists(path):
             raise self.error(f"hm-measured: no recorded results at {path}")
         self.depend(path)
-        context, rows = bench_rows(path)
-        env = json.loads(context.get("hm_environment", "{}"))
+        rows, env = load(path)
         shown = ["cublas"] + versions(self.config.hm_root)
         shown = shown[: shown.index(version) + 1]
         out = [".. list-table::", "   :header-rows: 1", "",
                "   * - implementation", "     - 8192³ bf16 TFLOPS", "     - × cuBLAS, 8192³ bf16",
                "     - × cuBLAS, geomean of transformer shapes (bf16)"]
         for impl in shown:
-            r = rows.get((impl, "bf16", "square", 8192, 8192, 8192))
+            r = pick(rows, impl, "bf16", LADDER_SHAPE)
             if r is None:
                 raise self.error(f"hm-measured: {path} has no 8192³ bf16 result for {impl}")
-            tr = [b["ratio_to_cublas"] for (i, d, f, *_), b in rows.items()
-                  if i == impl and d == "bf16" and f == "transformer"]
-            geo = math.exp(sum(map(math.log, tr)) / len(tr)) if tr else float("nan")
+            tr = [x["ratio"] for x in rows
+                  if x["impl"] == impl and x["dtype"] == "bf16" and x["family"] == "transformer"]
             name = f"**{impl}**" if impl == version else impl
-            out += [f"   * - {name}", f"     - {r['TFLOPS']:.0f}", f"     - {r['ratio_to_cublas']:.3f}",
-                    f"     - {geo:.3f} ({len(tr)} shapes)"]
+            out += [f"   * - {name}", f"     - {r['tflops']:.0f}", f"     - {r['ratio']:.3f}",
+                    f"     - {geomean(tr):.3f} ({len(tr)} shapes)"]
         out += ["", f"*Recorded on {env.get('name', '?')} ({env.get('sm_count', '?')} SMs, "
                 f"{env.get('power_limit_w', '?')} W limit), CUDA {env.get('runtime_version', '?')}, "
-                f"cuBLAS {env.get('cublas_version', '?')}, commit {context.get('hm_commit', '?')}: "
+                f"cuBLAS {env.get('cublas_version', '?')}, commit {env.get('commit', '?')}: "
                 "each benchmark times the kernel and cuBLAS alternately, launch by launch, and "
                 "compares medians* (``results/h200/bench.json``)."]
         return self.rst("\n".join(out))

@@ -1,0 +1,57 @@
+"""Reading recorded measurements: the Google Benchmark JSON of bench/ and the JSON of
+`hopper-matmul ladder|run|sweep --json`, as one list of rows.  Standard library only: used
+by scripts/plot.py and by the docs' measured tables (docs/_ext/hm_docs.py)."""
+import json
+import math
+import re
+
+LADDER_SHAPE = (8192, 8192, 8192)
+NAME = re.compile(r"^matmul/([^/]+)/(bf16|fp16)/([a-z]+)/(\d+)x(\d+)x(\d+)")
+
+
+def load(path):
+    """Rows {impl, technique, dtype, family, m, n, k, tflops, ratio} from either format."""
+    with open(path) as f:
+        data = json.load(f)
+    rows, env = [], {}
+    if "benchmarks" in data:  # Google Benchmark
+        context = data.get("context", {})
+        env = json.loads(context["hm_environment"]) if "hm_environment" in context else {}
+        env["commit"] = context.get("hm_commit", env.get("commit", "?"))
+        for b in data["benchmarks"]:
+            m = NAME.match(b.get("name", ""))
+            if not m or b.get("error_occurred") or "TFLOPS" not in b:
+                continue
+            if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+                continue
+            rows.append(dict(impl=m.group(1), technique=b.get("label", ""), dtype=m.group(2),
+                             family=m.group(3), m=int(m.group(4)), n=int(m.group(5)),
+                             k=int(m.group(6)), tflops=b["TFLOPS"],
+                             ratio=b["ratio_to_cublas"]))
+    else:  # hopper-matmul ladder / run / sweep
+        env = data.get("environment", {})
+        for run in data["runs"]:
+            p = run["problem"]
+            family = "square" if p["m"] == p["n"] == p["k"] else "other"
+            for r in run["results"]:
+                if "tflops" in r:
+                    rows.append(dict(impl=r["name"], technique=r["technique"], dtype=p["dtype"],
+                                     family=family, m=p["m"], n=p["n"], k=p["k"],
+                                     tflops=r["tflops"], ratio=r["ratio_to_cublas"]))
+    return rows, env
+
+
+def versions_in(rows):
+    return sorted({r["impl"] for r in rows if r["impl"] != "cublas"},
+                  key=lambda v: int(re.match(r"v(\d+)", v).group(1)))
+
+
+def pick(rows, impl, dtype, shape):
+    for r in rows:
+        if r["impl"] == impl and r["dtype"] == dtype and (r["m"], r["n"], r["k"]) == shape:
+            return r
+    return None
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
