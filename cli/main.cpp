@@ -284,15 +284,15 @@ int fail(const hm::Status& s) {
 
 /// The registered versions with their launch configurations (no GPU needed).
 int cmd_list(const Options& o) {
-  std::printf("%-20s %-16s %6s %7s %9s %7s  %s\n", "version", "tile BMxBNxBK", "stages",
-              "threads", "smem/CTA", "CTAs/SM", "technique");
+  std::printf("%-20s %-16s %6s %7s %9s %7s %7s  %s\n", "version", "tile BMxBNxBK", "stages",
+              "threads", "smem/CTA", "CTAs/SM", "cluster", "technique");
   for (const hm::Version& v : hm::versions()) {
     const hm::KernelConfig& k = *v.config;
     const std::string tile =
         std::to_string(k.bm) + "x" + std::to_string(k.bn) + "x" + std::to_string(k.bk);
-    std::printf("%-20s %-16s %6d %7d %7.1f K %7d  %s\n", std::string(v.name).c_str(),
+    std::printf("%-20s %-16s %6d %7d %7.1f K %7d %7d  %s\n", std::string(v.name).c_str(),
                 tile.c_str(), k.stages, k.threads, k.smem_bytes / 1024.0, k.ctas_per_sm,
-                std::string(v.technique).c_str());
+                k.cluster_ctas, std::string(v.technique).c_str());
   }
   if (o.json.empty()) return 0;
   std::ofstream f(o.json);
@@ -304,7 +304,8 @@ int cmd_list(const Options& o) {
       << hm::json_escape(std::string(v.technique)) << "\", \"threads\": " << k.threads
       << ", \"smem_bytes\": " << k.smem_bytes << ", \"bm\": " << k.bm << ", \"bn\": " << k.bn
       << ", \"bk\": " << k.bk << ", \"stages\": " << k.stages
-      << ", \"ctas_per_sm\": " << k.ctas_per_sm << "}";
+      << ", \"ctas_per_sm\": " << k.ctas_per_sm << ", \"cluster_ctas\": " << k.cluster_ctas
+      << "}";
     first = false;
   }
   f << "\n]}\n";

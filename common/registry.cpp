@@ -44,7 +44,7 @@ constexpr Version kVersions[] = {
      &v3_warp_specialized::matmul, &v3_warp_specialized::kConfig},
     {"v4_persistent", "one CTA per SM, grouped tile order, barriers across tiles",
      &v4_persistent::matmul, &v4_persistent::kConfig},
-    {"v5_async_wgmma", "wait_group 1: the next slice's wgmma stay in flight",
+    {"v5_async_wgmma", "wait_group 1, TMA-store epilogue, B multicast to CTA pairs",
      &v5_async_wgmma::matmul, &v5_async_wgmma::kConfig},
 };
 }  // namespace

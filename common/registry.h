@@ -21,6 +21,7 @@ struct KernelConfig {
   int bk;           ///< K per shared-memory stage
   int stages;       ///< K slices resident in shared memory
   int ctas_per_sm;  ///< CTAs per SM that __launch_bounds__ asks ptxas to make room for
+  int cluster_ctas = 1;  ///< CTAs per thread-block cluster (1: no clusters)
 };
 
 /// One registered version.

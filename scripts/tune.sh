@@ -9,6 +9,12 @@
 # bf16 (override with HM_TUNE_ARGS), so that every variant is measured against cuBLAS and
 # against the previous version in the same process.  The log is appended to
 # OUTDIR/tune.txt; a table of ratios is printed last.
+#
+# With HM_TUNE_BENCH set to a benchmark filter (e.g. 'bf16/square/8192x8192x8192'), each
+# variant's hm_bench is built too and run with that filter and HM_TUNE_REPS repetitions
+# (default 3): the benchmark times every launch against a cuBLAS launch right after it,
+# which is steadier under the power cap than the ladder's runs of 20.  Its medians are
+# printed per variant as well.
 set -uo pipefail
 
 out=${1:?usage: scripts/tune.sh OUTDIR VERSION NAME=FLAGS ...}
@@ -29,8 +35,9 @@ for variant in "$@"; do
   names+=("$name")
   (
     cmake -S . -B "build/tune/$name" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES=90a -DHM_BUILD_TESTS=OFF -DHM_BUILD_BENCH=OFF "-DCMAKE_CUDA_FLAGS=$flags" &&
-      cmake --build "build/tune/$name" --target hopper-matmul -j "$jobs"
+      -DCMAKE_CUDA_ARCHITECTURES=90a -DHM_BUILD_TESTS=OFF -DHM_BUILD_BENCH=$([ -n "${HM_TUNE_BENCH:-}" ] && echo ON || echo OFF) \
+      "-DCMAKE_CUDA_FLAGS=$flags" &&
+      cmake --build "build/tune/$name" --target hopper-matmul ${HM_TUNE_BENCH:+hm_bench} -j "$jobs"
   ) >"build/tune/$name.log" 2>&1 &
 done
 wait
@@ -49,6 +56,11 @@ for variant in "$@"; do
   # shellcheck disable=SC2086
   build/tune/"$name"/hopper-matmul ladder $args \
     --json "build/tune/$name/result.json" >>"$log" 2>&1
+  if [ -n "${HM_TUNE_BENCH:-}" ]; then
+    build/tune/"$name"/hm_bench --benchmark_filter="$HM_TUNE_BENCH" \
+      --benchmark_repetitions="${HM_TUNE_REPS:-3}" --benchmark_report_aggregates_only=true \
+      --benchmark_out="build/tune/$name/bench.json" --benchmark_out_format=json >>"$log" 2>&1
+  fi
 done
 
 echo "-- tune $version ($args)"
@@ -72,4 +84,13 @@ for variant in sys.argv[2:]:
     if before["name"] != "cublas":
         text += f"; {before['name']} {before['ratio_to_cublas']:.3f}, ratio to it {ratio / before['ratio_to_cublas']:.3f}"
     print(f"{name:12s} {flags:60s} {text}  {'pass' if r['pass'] else 'FAIL'}")
+for variant in sys.argv[2:]:
+    name = variant.split("=", 1)[0]
+    path = f"build/tune/{name}/bench.json"
+    if not os.path.exists(path):
+        continue
+    medians = [b for b in json.load(open(path))["benchmarks"] if b.get("aggregate_name") == "median"]
+    cells = [f"{b['run_name'].split('/')[1]}/{'/'.join(b['run_name'].split('/')[2:4])} "
+             f"{b.get('ratio_to_cublas', float('nan')):.3f}" for b in medians if "cublas" not in b["run_name"]]
+    print(f"{name:12s} benchmark medians, ratio to cuBLAS: " + ", ".join(cells))
 PY

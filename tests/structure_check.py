@@ -5,9 +5,11 @@ Every vN_*/matmul.cu: an @file block, its own namespace, and the four sections i
 (PTX wrappers, tile configuration, kernel, host launcher).  Then, per technique, the
 properties the text of the kernel can prove (the GPU tests prove the behaviour):
 
-v3+  the block barrier appears exactly once (before the roles split), the producer gives
-     registers back and the consumers take them, under __launch_bounds__(threads, 1);
-v4+  the grid comes from the SM count, and the barriers are initialised before the tile loop;
+v3+  the block barrier appears exactly once (before the roles split; from v5, where CTAs
+     work in clusters, a cluster barrier there and one before exit instead), the producer
+     gives registers back and the consumers take them, under __launch_bounds__(threads, 1);
+v4+  the grid comes from the SM count (from v5, also from how many clusters fit), and the
+     barriers are initialised before the tile loop;
 v5   one wgmma.fence and one wait_group 0 in the kernel, wait_group 1 in the K loop, and no
      zero-filled accumulators (the first MMA runs with scale-d = 0).
 """
@@ -43,9 +45,14 @@ def check(version, src):
         problems.append("the four sections are missing or out of order")
         return problems
     kernel = kernel_text(src)
-    if number >= 3:
+    if number >= 5:
+        if calls(src, "__syncthreads") != 0 or calls(kernel, "barrier_cluster_wait") != 2:
+            problems.append("a cluster barrier before the roles split and one before exit, "
+                            "and no __syncthreads()")
+    elif number >= 3:
         if calls(src, "__syncthreads") != 1:
             problems.append(f"__syncthreads() called {calls(src, '__syncthreads')} times, not once")
+    if number >= 3:
         if calls(kernel, "setmaxnreg_dec") != 1 or calls(kernel, "setmaxnreg_inc") != 1:
             problems.append("the producer must setmaxnreg_dec and the consumers setmaxnreg_inc")
         if "__launch_bounds__(kThreads, 1)" not in kernel:
@@ -53,6 +60,8 @@ def check(version, src):
     if number >= 4:
         if "cudaDevAttrMultiProcessorCount" not in src:
             problems.append("the persistent grid must come from the SM count")
+        if number >= 5 and "cudaOccupancyMaxActiveClusters" not in src:
+            problems.append("a clustered grid must come from how many clusters fit at once")
         first_init = kernel.find("mbarrier_init(")
         first_tile_loop = kernel.find("for (int tile")
         if first_init < 0 or first_tile_loop < 0 or first_init > first_tile_loop:

@@ -157,7 +157,9 @@ class ResourcesDirective(HmDirective):
                 f"{k['smem_bytes']} bytes ({k['smem_bytes'] / 1024:.1f} KiB) of dynamic shared "
                 f"memory per CTA, a {k['bm']}×{k['bn']} tile of C with {k['bk']} of K per stage, "
                 f"{k['stages']} stage{'s' if k['stages'] > 1 else ''}, registers capped for "
-                f"{k['ctas_per_sm']} CTA{'s' if k['ctas_per_sm'] > 1 else ''} per SM.",
+                f"{k['ctas_per_sm']} CTA{'s' if k['ctas_per_sm'] > 1 else ''} per SM"
+                + (f", launched in clusters of {k['cluster_ctas']} CTAs."
+                   if k.get("cluster_ctas", 1) > 1 else "."),
                 "", f"*From the build: ptxas's report* (``{os.path.basename(path)}``, "
                 "``-O3 -Xptxas=-v``, sm_90a) *and* ``hopper-matmul list`` (``kernels.json``)."]
         return self.rst("\n".join(out))
