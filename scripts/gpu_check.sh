@@ -51,7 +51,7 @@ if [ -x build/release/hopper-matmul ]; then
 fi
 
 if [ -x build/debug/hopper-matmul ]; then
-  versions=$(build/debug/hopper-matmul list | awk '{print $1}')
+  versions=$(build/debug/hopper-matmul list | awk 'NR > 1 {print $1}')
   for v in $versions; do
     for tool in memcheck racecheck synccheck; do
       echo "== compute-sanitizer --tool $tool: $v" >>"$out/sanitizer.log"

@@ -7,7 +7,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 cmake --preset debug >/dev/null && cmake --build --preset debug -j "$(nproc)" >/dev/null || exit 1
 versions=("$@")
-[ ${#versions[@]} -gt 0 ] || mapfile -t versions < <(build/debug/hopper-matmul list | awk '{print $1}')
+[ ${#versions[@]} -gt 0 ] || mapfile -t versions < <(build/debug/hopper-matmul list | awk 'NR > 1 {print $1}')
 status=0
 for v in "${versions[@]}"; do
   for shape in "--m 200 --n 264 --k 136" "--m 1 --n 1 --k 8" "--m 3072 --n 4096 --k 1032"; do
