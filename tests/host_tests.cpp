@@ -47,6 +47,8 @@ struct TileCoord {
   int n;
 };
 TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int group_m);
+TileCoord cluster_tile_coord(int tile, int rank, int tiles_m, int tiles_n, int group_m,
+                             int cluster_m);
 }  // namespace v5_async_wgmma
 
 namespace {
@@ -312,6 +314,41 @@ void check_tile_order(Coord (*tile_coord)(int, int, int, int)) {
 
 TEST(TileOrder, EveryTileVisitedOnceV4) { check_tile_order(&v4_persistent::tile_coord); }
 TEST(TileOrder, EveryTileVisitedOnceV5) { check_tile_order(&v5_async_wgmma::tile_coord); }
+
+// v5's clusters: cluster tile t of a cluster of cluster_m CTAs gives CTA r one tile; the
+// CTAs of a cluster share a tile column (the B they multicast) on consecutive tile rows.
+// Every tile of the grid is computed exactly once, and the only CTAs without a real tile are
+// in the last cluster row, when tiles_m is not a multiple of cluster_m.
+TEST(TileOrder, EveryTileVisitedOnceByClustersV5) {
+  const int grids[][2] = {{1, 1}, {1, 7}, {7, 1}, {8, 8}, {9, 5}, {64, 32}, {63, 33},
+                          {17, 130}, {33, 9}, {3, 100}, {65, 65}};
+  for (const auto& [tiles_m, tiles_n] : grids) {
+    for (const int cluster_m : {1, 2}) {
+      for (const int group : {2, 4, 8, 16}) {
+        const int cluster_rows = (tiles_m + cluster_m - 1) / cluster_m;
+        std::vector<int> visits(size_t(tiles_m * tiles_n), 0);
+        for (int tile = 0; tile < cluster_rows * tiles_n; ++tile) {
+          const auto first = v5_async_wgmma::cluster_tile_coord(tile, 0, tiles_m, tiles_n, group,
+                                                                cluster_m);
+          for (int rank = 0; rank < cluster_m; ++rank) {
+            const auto c = v5_async_wgmma::cluster_tile_coord(tile, rank, tiles_m, tiles_n,
+                                                              group, cluster_m);
+            ASSERT_EQ(c.n, first.n) << "the CTAs of a cluster share a tile column";
+            ASSERT_EQ(c.m, first.m + rank) << "the CTAs of a cluster take consecutive rows";
+            ASSERT_TRUE(c.n >= 0 && c.n < tiles_n && c.m >= 0 && c.m < cluster_rows * cluster_m)
+                << "cluster tile " << tile << ", rank " << rank << " of " << tiles_m << "x"
+                << tiles_n << " maps to (" << c.m << ", " << c.n << ")";
+            if (c.m < tiles_m) ++visits[size_t(c.m * tiles_n + c.n)];
+          }
+        }
+        for (size_t i = 0; i < visits.size(); ++i)
+          ASSERT_EQ(visits[i], 1) << "tile (" << i / tiles_n << ", " << i % tiles_n << ") of "
+                                  << tiles_m << "x" << tiles_n << ", cluster " << cluster_m
+                                  << ", group " << group;
+      }
+    }
+  }
+}
 
 TEST(TileOrder, GroupsShareRowsOfA) {
   // 8 tile rows in a group: the first 8 tiles are column 0, rows 0..7; the 9th starts column 1.

@@ -478,6 +478,19 @@ __host__ __device__ TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int
   const int in_group = tile - first_m * tiles_n;
   return {first_m + in_group % rows, in_group / rows};
 }
+
+/// The tile CTA `rank` of a cluster computes for cluster tile `tile`.  Cluster tiles are
+/// `cluster_m` tile rows tall and walked in the grouped order of tile_coord(), `group_m` /
+/// `cluster_m` cluster rows per group; CTA r takes the r-th tile row of each.  Where tiles_m
+/// is not a multiple of cluster_m, the last cluster row has CTAs whose tile row is tiles_m
+/// or more: they load zeros and store nothing.  Host and device: the tests check it without
+/// a GPU.
+__host__ __device__ TileCoord cluster_tile_coord(int tile, int rank, int tiles_m, int tiles_n,
+                                                 int group_m, int cluster_m) {
+  const int cluster_rows = (tiles_m + cluster_m - 1) / cluster_m;
+  const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, group_m / cluster_m);
+  return {tc.m * cluster_m + rank, tc.n};
+}
 static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
 
 // =========================================================================================
@@ -575,15 +588,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
       int it = 0;
       for (int tile = cluster; tile < tiles; tile += clusters) {
-        const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, GROUP_M / kClusterM);
-        const int tile_m = tc.m * kClusterM + rank;
+        const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
           const int s = it % STAGES;
           mbarrier_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
           for (int j = 0; j < BK / kAtomK; ++j) {
             tma_load_2d(sA + s * kTileABytes + j * kAtomABytes, &tma_a, full + 8 * s,
-                        kt * BK + j * kAtomK, tile_m * BM);
+                        kt * BK + j * kAtomK, tc.m * BM);
             const uint32_t share = sB + s * kTileBBytes + j * kAtomBBytes + rank * kShareBBytes;
             if constexpr (kClusterM == 1)
               tma_load_2d(share, &tma_b, full + 8 * s, kt * BK + j * kAtomK, tc.n * BN);
@@ -623,8 +635,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   int it = 0;
   for (int tile = cluster; tile < tiles; tile += clusters) {
-    const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, GROUP_M / kClusterM);
-    const int tile_m = tc.m * kClusterM + rank;
+    const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
     float acc[kMmaM][BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
 
     for (int kt = 0; kt < k_tiles; ++kt, ++it) {
@@ -693,7 +704,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
           for (int b = 0; b < kStoreCols / 64; ++b)
             tma_store_2d(&tma_c, buffer + b * kStoreBoxBytes,
-                         tc.n * BN + round * kStoreCols + b * 64, tile_m * BM + consumer * WM);
+                         tc.n * BN + round * kStoreCols + b * 64, tc.m * BM + consumer * WM);
           bulk_commit_group();
         }
       }
@@ -702,7 +713,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // and the consumers store C themselves, as in v4.
 #pragma unroll
       for (int j = 0; j < BN / 8; ++j) {
-        const int row = tile_m * BM + consumer * WM + warp * 16 + g;
+        const int row = tc.m * BM + consumer * WM + warp * 16 + g;
         const int col = tc.n * BN + j * 8 + 2 * t;
         store_pair(c, m, n, row, col, acc[0][4 * j], acc[0][4 * j + 1]);
         store_pair(c, m, n, row + 8, col, acc[0][4 * j + 2], acc[0][4 * j + 3]);
