@@ -1,13 +1,13 @@
 """Figures of the v5 chapter: one consumer's wgmma groups and stage releases with
 wait_group 0 (v4) and wait_group 1 (v5), the same for v4's two consumers sharing the tensor
-cores, and which stages of the ring each side holds.
+cores, which stages of the ring each side holds, and how a cluster of two CTAs shares B.
 
 The timelines come from a small model that replays the order of the consumer's K loop
 (v4 and v5 matmul.cu, steps 6-9) with made-up durations; they show orderings, not measured
 times.  The loads are assumed to have landed already (the producer is ahead)."""
 from matplotlib.patches import Rectangle
 
-from common import COLORS, box, figure, save
+from common import COLORS, arrow, box, figure, save
 
 # Model durations, in units of one K slice's wgmma group on the tensor cores.
 GROUP = 1.0     # one slice: four m64n256k16 wgmma of one consumer
@@ -216,7 +216,63 @@ def ring():
     save(fig, "v5_ring")
 
 
+def cluster():
+    """One K slice of one cluster tile: what each CTA of the pair loads and where it lands
+    (the producer's loop, step 3 of v5's matmul.cu), and who releases the stage (the
+    consumers' release())."""
+    fig, ax = figure(9.0, 4.2)
+    # Global memory: the two CTAs' rows of A, and the 256 rows of B both need, in halves.
+    ax.text(0.8, 3.85, "global memory (via L2)", ha="center", fontsize=8)
+    box(ax, 0, 2.7, 1.6, 0.7, "B rows n·256 …\n+127", color=COLORS["b"], alpha=0.35, fontsize=7)
+    box(ax, 0, 2.0, 1.6, 0.7, "B rows n·256+128 …\n+255", color=COLORS["b"], alpha=0.6,
+        fontsize=7)
+    box(ax, 0, 0.9, 1.6, 0.7, "A rows of tile\nrow 2c", color=COLORS["a"], alpha=0.35, fontsize=7)
+    box(ax, 0, 0.0, 1.6, 0.7, "A rows of tile\nrow 2c+1", color=COLORS["a"], alpha=0.6,
+        fontsize=7)
+    # The two CTAs of the cluster, one stage of each: [A | B rows 0-127 | B rows 128-255].
+    w, h = 1.3, 0.7
+    ctas = {0: 2.55, 1: 0.35}
+    for rank, y in ctas.items():
+        box(ax, 4.0 - 0.15, y - (0.25 if rank == 0 else 0.4), 3 * w + 0.3, h + 0.65,
+            color=COLORS["light"], edge="#777777")
+        ax.text(4.0 - 0.05, y + h + 0.12 if rank == 0 else y - 0.12,
+                f"CTA rank {rank}: one stage of its shared memory", fontsize=7,
+                va="bottom" if rank == 0 else "top")
+        box(ax, 4.0, y, w, h, f"A (own load)\n16 KiB", color=COLORS["a"],
+            alpha=0.35 if rank == 0 else 0.6, fontsize=7)
+        box(ax, 4.0 + w, y, w, h, "B, first half\n16 KiB", color=COLORS["b"], alpha=0.35,
+            fontsize=7)
+        box(ax, 4.0 + 2 * w, y, w, h, "B, second half\n16 KiB", color=COLORS["b"], alpha=0.6,
+            fontsize=7)
+    # Loads: A to its own CTA; each B half multicast by one CTA into both.
+    arrow(ax, 1.6, 1.25, 4.0, ctas[0] + 0.2, color=COLORS["a"])
+    arrow(ax, 1.6, 0.35, 4.0, ctas[1] + 0.35, color=COLORS["a"])
+    arrow(ax, 1.6, 3.05, 4.0 + 1.5 * w, ctas[0] + h, color=COLORS["b"])
+    arrow(ax, 1.6, 3.05, 4.0 + 1.5 * w, ctas[1] + h, color=COLORS["b"])
+    arrow(ax, 1.6, 2.35, 4.0 + 2.5 * w, ctas[0] + h, color="#4b4594")
+    arrow(ax, 1.6, 2.35, 4.0 + 2.5 * w, ctas[1] + h, color="#4b4594")
+    ax.text(2.35, 3.3, "loaded by rank 0,\nmulticast to both", fontsize=7, color=COLORS["b"],
+            ha="center")
+    ax.text(2.5, 1.75, "loaded by rank 1,\nmulticast to both", fontsize=7, color="#4b4594",
+            ha="center")
+    # Release: every consumer warp arrives on empty[s] in both CTAs.
+    x = 4.0 + 3 * w + 0.35
+    ax.annotate("", xy=(x, ctas[1] + h), xytext=(x, ctas[0]),
+                arrowprops=dict(arrowstyle="<|-|>", color=COLORS["mma"], lw=1.2, ls="--"))
+    ax.text(x + 0.12, (ctas[0] + ctas[1] + h) / 2,
+            "empty[s] of both CTAs:\n8 consumer warps of each\narrive on it (16 arrivals)\n"
+            "before either producer\nrefills stage s", fontsize=7, va="center",
+            color=COLORS["mma"])
+    ax.text(4.5, -0.6, "full[s] of each CTA expects 48 KiB: its own A, its own half of B and "
+            "its partner's.  Per slice a CTA pulls 32 KiB from L2 instead of 48.", ha="center",
+            fontsize=7, color="#555555")
+    ax.set_xlim(-0.1, 9.9)
+    ax.set_ylim(-0.85, 4.0)
+    save(fig, "v5_cluster")
+
+
 if __name__ == "__main__":
     timeline()
     two_consumers()
     ring()
+    cluster()
