@@ -11,6 +11,8 @@
  */
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -44,6 +46,10 @@ options:
   --warmup W           untimed launches per implementation before timing (default 10)
   --rounds R           timing rounds; each round times every implementation in turn (5)
   --reps N             timed launches per implementation per round (default 20)
+  --settle-ms S        before its timed launches in every round, run each implementation
+                       untimed for about S ms, so that the clock has settled to the power
+                       it draws (default 500; 0: --warmup launches before the first
+                       round, one before each later round)
   --json FILE          also write the results and the environment as JSON
   --shapes LIST        sweep: comma-separated MxNxK, e.g. 4096x4096x4096,8192x8192x1024
   --shapes-file FILE   sweep: one MxNxK per line (# starts a comment)
@@ -60,6 +66,7 @@ struct Options {
   int warmup = 10;
   int rounds = 5;
   int reps = 20;
+  int settle_ms = 500;
   std::string json;
   std::string shapes, shapes_file;
 };
@@ -104,6 +111,7 @@ std::optional<Options> parse(int argc, char** argv) {
     else if (flag == "--warmup") ok = integer(&o.warmup) && o.warmup >= 0;
     else if (flag == "--rounds") ok = integer(&o.rounds) && o.rounds >= 1;
     else if (flag == "--reps") ok = integer(&o.reps) && o.reps >= 1;
+    else if (flag == "--settle-ms") ok = integer(&o.settle_ms) && o.settle_ms >= 0;
     else if (flag == "--json") o.json = value;
     else if (flag == "--version") o.version = value;
     else if (flag == "--shapes") o.shapes = value;
@@ -194,17 +202,34 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
       e.checked = true;
   }
 
-  // Then timing, interleaved: every round times each implementation in turn, so clock and
-  // power drift during the run touches all of them alike.
+  // Then timing, interleaved: every round times each implementation in turn, so slow drift
+  // (temperature) touches all of them alike.  Under the power cap the clock follows the
+  // power drawn over the last few hundred milliseconds, so each implementation first runs
+  // untimed for about --settle-ms: its timed launches then run at the clock its own power
+  // allows, not at the one the implementation before it left behind.  The number of
+  // settling launches comes from a first estimate of one launch's time.
+  std::vector<int> settle(run->entries.size(), 1);
+  const auto launcher = [&](Entry& e) -> hm::LaunchFn {
+    return [&](int rep) {
+      hm::OperandSet& set = work.set(rep);
+      return e.launch(p, set.a.get(), set.b.get(), set.c.get(), stream);
+    };
+  };
+  for (size_t i = 0; i < run->entries.size() && o.settle_ms > 0; ++i) {
+    Entry& e = run->entries[i];
+    if (!e.error.empty()) continue;
+    std::vector<double> first;
+    if (const hm::Status s = hm::time_launches(launcher(e), o.warmup, 3, stream, &first); !s.ok())
+      e.error = s.message();
+    const double launch_ms = std::max(hm::median(first), 1e-3);
+    settle[i] = int(std::clamp(std::ceil(o.settle_ms / launch_ms), 1.0, 1e6));
+  }
   for (int round = 0; round < o.rounds; ++round) {
-    for (Entry& e : run->entries) {
+    for (size_t i = 0; i < run->entries.size(); ++i) {
+      Entry& e = run->entries[i];
       if (!e.error.empty()) continue;
-      const hm::LaunchFn launch = [&](int rep) {
-        hm::OperandSet& set = work.set(rep);
-        return e.launch(p, set.a.get(), set.b.get(), set.c.get(), stream);
-      };
-      const int warmup = round == 0 ? o.warmup : 1;
-      if (const hm::Status s = hm::time_launches(launch, warmup, o.reps, stream, &e.samples_ms);
+      const int untimed = o.settle_ms > 0 ? settle[i] : round == 0 ? o.warmup : 1;
+      if (const hm::Status s = hm::time_launches(launcher(e), untimed, o.reps, stream, &e.samples_ms);
           !s.ok())
         e.error = s.message();
     }
@@ -268,7 +293,8 @@ bool write_json(const Options& o, const std::vector<Run>& runs, const hm::Device
     << hm::to_json(info) << ",\n"
     << "  \"protocol\": {\"timer\": \"cudaEvent pair per launch\", \"statistic\": \"median\", "
     << "\"warmup\": " << o.warmup << ", \"rounds\": " << o.rounds
-    << ", \"reps_per_round\": " << o.reps << ", \"interleaved\": true},\n  \"runs\": [\n";
+    << ", \"reps_per_round\": " << o.reps << ", \"settle_ms\": " << o.settle_ms
+    << ", \"interleaved\": true},\n  \"runs\": [\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     write_run_json(f, runs[i]);
     f << (i + 1 < runs.size() ? ",\n" : "\n");
@@ -356,9 +382,10 @@ int cmd_measure(const Options& o) {
   if (hm::Status s = hm::query_device(info.device, &info); !s.ok()) return fail(s);
 
   std::printf("GPU: %s\n", hm::describe(info).c_str());
-  std::printf("Protocol: median of %d launches each (%d interleaved rounds of %d, after %d "
-              "warm-up), CUDA events, rotating operand sets where a problem fits in L2\n",
-              o.rounds * o.reps, o.rounds, o.reps, o.warmup);
+  std::printf("Protocol: median of %d launches each (%d interleaved rounds of %d, each after "
+              "~%d ms of untimed launches of the same implementation; %d warm-up), CUDA "
+              "events, rotating operand sets where a problem fits in L2\n",
+              o.rounds * o.reps, o.rounds, o.reps, o.settle_ms, o.warmup);
   const bool sweep = o.command == "sweep";
   if (!sweep) {
     const hm::Problem& p = runs[0].problem;

@@ -58,7 +58,7 @@ if [ -x build/debug/hopper-matmul ]; then
       step "compute-sanitizer $tool $v" "$out/sanitizer.log" \
         compute-sanitizer --tool "$tool" --error-exitcode 1 \
         build/debug/hopper-matmul run --version "$v" --m 200 --n 264 --k 136 \
-        --warmup 0 --rounds 1 --reps 1 || true
+        --warmup 0 --rounds 1 --reps 1 --settle-ms 0 || true
     done
   done
 fi

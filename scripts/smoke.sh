@@ -12,7 +12,7 @@ status=0
 for v in "${versions[@]}"; do
   for shape in "--m 200 --n 264 --k 136" "--m 1 --n 1 --k 8" "--m 3072 --n 4096 --k 1032"; do
     # shellcheck disable=SC2086
-    out=$(timeout 60 build/debug/hopper-matmul run --version "$v" $shape --warmup 0 --rounds 1 \
+    out=$(timeout 60 build/debug/hopper-matmul run --version "$v" $shape --warmup 0 --rounds 1 --settle-ms 0 \
       --reps 1 2>&1)
     rc=$?
     line=$(grep -E "^$v " <<<"$out" | sed 's/  */ /g')

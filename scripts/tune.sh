@@ -90,7 +90,7 @@ for variant in sys.argv[2:]:
     if not os.path.exists(path):
         continue
     medians = [b for b in json.load(open(path))["benchmarks"] if b.get("aggregate_name") == "median"]
-    cells = [f"{b['run_name'].split('/')[1]}/{'/'.join(b['run_name'].split('/')[2:4])} "
+    cells = [f"{b['run_name'].split('/')[1]}/{'/'.join(b['run_name'].split('/')[2:5])} "
              f"{b.get('ratio_to_cublas', float('nan')):.3f}" for b in medians if "cublas" not in b["run_name"]]
     print(f"{name:12s} benchmark medians, ratio to cuBLAS: " + ", ".join(cells))
 PY
