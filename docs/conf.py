@@ -29,6 +29,7 @@ breathe_show_include = False
 hm_root = ROOT
 hm_ptxas_dir = os.environ.get("HM_PTXAS_DIR", os.path.join(ROOT, "build", "release", "ptxas"))
 hm_results = os.path.join(ROOT, "results", "h200", "bench.json")
+hm_ladder = os.path.join(ROOT, "results", "h200", "ladder_bf16.json")
 
 html_theme = "furo"
 html_title = project

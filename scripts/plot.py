@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Plots and the README results table, drawn from recorded measurements only.
 
-    scripts/plot.py [--bench results/h200/bench.json] [--out results/h200/plots]
-                    [--mine FILE ...] [--readme README.md]
+    scripts/plot.py [--bench results/h200/bench.json] [--ladder results/h200/ladder_bf16.json]
+                    [--out results/h200/plots] [--mine FILE ...] [--readme README.md]
 
 --bench   the Google Benchmark JSON of a full run (scripts/record.sh writes it).
+--ladder  the 8192³ bf16 `hopper-matmul ladder --json` of the same recording: each
+          implementation timed in blocks after its clock has settled (sustained speed).
+          Adds a column to the README table.
 --mine    your own runs to overlay: `hopper-matmul ladder|sweep --json FILE` output or
           another benchmark JSON.  They are drawn as open markers beside the recorded run.
 --readme  regenerate the results table between the markers
@@ -16,6 +19,7 @@ chapter) and sizes.svg/.png (TFLOPS against the size of square problems).  SVG o
 byte-stable (fixed hash salt, no dates), so regenerating unchanged data changes no file.
 """
 import argparse
+import json
 import os
 import sys
 
@@ -123,18 +127,29 @@ def plot_sizes(rows, env, mine, out):
     save(fig, out, "sizes", png=True)
 
 
-def results_table(rows, env):
+def results_table(rows, env, ladder=None, ladder_path=None):
+    sustained = ""
+    if ladder:
+        with open(ladder_path) as f:
+            data = json.load(f)
+        proto, lenv = data.get("protocol", {}), data.get("environment", {})
+        sustained = (f" Sustained: `hopper-matmul ladder` (`{os.path.relpath(ladder_path)}`, commit "
+                     f"{lenv.get('commit', '?')}), {proto.get('rounds', '?')} rounds of "
+                     f"{proto.get('reps_per_round', '?')} launches per implementation, each round "
+                     f"after ~{proto.get('settle_ms', '?')} ms of that implementation's own "
+                     "launches, so that the clock has settled to the power it draws.")
     lines = [
         f"Measured on {env.get('name', '?')} ({env.get('sm_count', '?')} SMs, power limit "
         f"{env.get('power_limit_w', '?')} W), driver {env.get('driver_release', '?')}, CUDA "
         f"{env.get('runtime_version', '?')}, cuBLAS {env.get('cublas_version', '?')}, commit "
-        f"{env.get('commit', '?')}.  Each number: the median launch, timed alternately with "
-        "cuBLAS in the same process (bench/bench.cpp states the protocol); "
-        "`results/h200/bench.json` holds every shape.",
+        f"{env.get('commit', '?')}.  Alternating: the median launch, timed launch by launch "
+        "alternately with cuBLAS in the same process (bench/bench.cpp states the protocol); "
+        "`results/h200/bench.json` holds every shape." + sustained,
         "",
-        "| version | what it adds | 8192³ bf16 TFLOPS | × cuBLAS, 8192³ bf16 | "
-        "× cuBLAS, geomean of the transformer shapes (bf16) |",
-        "|---|---|---|---|---|",
+        "| version | what it adds | 8192³ bf16 TFLOPS | × cuBLAS, 8192³ bf16, alternating | "
+        + ("× cuBLAS, 8192³ bf16, sustained | " if ladder else "")
+        + "× cuBLAS, geomean of the transformer shapes (bf16) |",
+        "|---|---|---|---|---|" + ("---|" if ladder else ""),
     ]
     for impl in ["cublas"] + versions_in(rows):
         r = pick(rows, impl, "bf16", LADDER_SHAPE)
@@ -142,8 +157,12 @@ def results_table(rows, env):
               if x["impl"] == impl and x["dtype"] == "bf16" and x["family"] == "transformer"]
         if not r:
             continue
-        lines.append(f"| {impl} | {r['technique']} | {r['tflops']:.0f} | {r['ratio']:.3f} | "
-                     f"{geomean(tr):.3f} ({len(tr)} shapes) |")
+        cells = [impl, r["technique"], f"{r['tflops']:.0f}", f"{r['ratio']:.3f}"]
+        if ladder:
+            s = pick(ladder, impl, "bf16", LADDER_SHAPE)
+            cells.append(f"{s['ratio']:.3f}" if s else "—")
+        cells.append(f"{geomean(tr):.3f} ({len(tr)} shapes)")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -163,6 +182,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bench", default="results/h200/bench.json")
+    ap.add_argument("--ladder")
     ap.add_argument("--out", default="results/h200/plots")
     ap.add_argument("--mine", nargs="*", default=[])
     ap.add_argument("--readme")
@@ -180,7 +200,8 @@ def main():
         plot_ladder(rows, env, mine, args.out, upto=n)
     plot_sizes(rows, env, mine, args.out)
     if args.readme:
-        update_readme(args.readme, results_table(rows, env))
+        ladder = load(args.ladder)[0] if args.ladder else None
+        update_readme(args.readme, results_table(rows, env, ladder, args.ladder))
     print(f"plots written to {args.out}")
 
 

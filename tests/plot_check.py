@@ -11,6 +11,7 @@ import tempfile
 
 root = sys.argv[1]
 bench = os.path.join(root, "results", "h200", "bench.json")
+ladder = os.path.join("results", "h200", "ladder_bf16.json")  # relative: the README names it
 readme = os.path.join(root, "README.md")
 expected = ["ladder.svg", "ladder.png", "sizes.svg", "sizes.png"] + [
     f"ladder_v{n}.svg" for n in range(len([d for d in os.listdir(root) if d[:1] == "v" and d[1].isdigit()]))]
@@ -22,7 +23,7 @@ with tempfile.TemporaryDirectory() as tmp:
         copy = os.path.join(tmp, f"README.{run}.md")
         shutil.copy(readme, copy)
         subprocess.run([sys.executable, os.path.join(root, "scripts", "plot.py"), "--bench", bench,
-                        "--out", out, "--readme", copy], check=True)
+                        "--ladder", ladder, "--out", out, "--readme", copy], check=True, cwd=root)
         outs.append((out, copy))
     (a, readme_a), (b, _) = outs
     for name in expected:
@@ -32,7 +33,8 @@ with tempfile.TemporaryDirectory() as tmp:
                                                        shallow=False):
             failures.append(f"{name} differs between two runs on the same data")
     if not filecmp.cmp(readme_a, readme, shallow=False):
-        failures.append("README.md's results table is stale: run scripts/plot.py --readme README.md")
+        failures.append("README.md's results table is stale: run scripts/plot.py --ladder "
+                        "results/h200/ladder_bf16.json --readme README.md")
 for f in failures:
     print("FAIL", f)
 print("plot check:", "FAILED" if failures else f"passed ({len(expected)} plots)")

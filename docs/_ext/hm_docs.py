@@ -10,9 +10,9 @@
    (build/release/ptxas/VERSION.txt, or $HM_PTXAS_DIR).
 
 .. hm-measured:: v2_pipeline
-   The recorded H200 measurements (results/h200/bench.json) of cuBLAS and every version up
-   to this one: 8192³ bf16 TFLOPS and ratio to cuBLAS, and the geometric-mean ratio over
-   the transformer shapes.
+   The recorded H200 measurements of cuBLAS and every version up to this one: 8192³ bf16
+   TFLOPS and ratio to cuBLAS, alternating (results/h200/bench.json) and sustained
+   (results/h200/ladder_bf16.json), and the geometric-mean ratio over the transformer shapes.
 
 .. hm-source-stats:: v2_pipeline
    One line: how many lines the version's file has and how many the diff changes.
@@ -168,30 +168,40 @@ class ResourcesDirective(HmDirective):
 class MeasuredDirective(HmDirective):
     def run(self):
         version = self.version()
-        path = self.config.hm_results
-        if not os.path.exists(path):
-            raise self.error(f"hm-measured: no recorded results at {path}")
-        self.depend(path)
+        path, ladder_path = self.config.hm_results, self.config.hm_ladder
+        for p in (path, ladder_path):
+            if not os.path.exists(p):
+                raise self.error(f"hm-measured: no recorded results at {p}")
+            self.depend(p)
         rows, env = load(path)
+        ladder, ladder_env = load(ladder_path)
+        with open(ladder_path) as f:
+            proto = json.load(f).get("protocol", {})
         shown = ["cublas"] + versions(self.config.hm_root)
         shown = shown[: shown.index(version) + 1]
         out = [".. list-table::", "   :header-rows: 1", "",
-               "   * - implementation", "     - 8192³ bf16 TFLOPS", "     - × cuBLAS, 8192³ bf16",
+               "   * - implementation", "     - 8192³ bf16 TFLOPS",
+               "     - × cuBLAS, 8192³ bf16, alternating", "     - × cuBLAS, 8192³ bf16, sustained",
                "     - × cuBLAS, geomean of transformer shapes (bf16)"]
         for impl in shown:
-            r = pick(rows, impl, "bf16", LADDER_SHAPE)
-            if r is None:
-                raise self.error(f"hm-measured: {path} has no 8192³ bf16 result for {impl}")
+            r, s = pick(rows, impl, "bf16", LADDER_SHAPE), pick(ladder, impl, "bf16", LADDER_SHAPE)
+            if r is None or s is None:
+                raise self.error(f"hm-measured: no 8192³ bf16 result for {impl} in {path} "
+                                 f"and {ladder_path}")
             tr = [x["ratio"] for x in rows
                   if x["impl"] == impl and x["dtype"] == "bf16" and x["family"] == "transformer"]
             name = f"**{impl}**" if impl == version else impl
             out += [f"   * - {name}", f"     - {r['tflops']:.0f}", f"     - {r['ratio']:.3f}",
-                    f"     - {geomean(tr):.3f} ({len(tr)} shapes)"]
+                    f"     - {s['ratio']:.3f}", f"     - {geomean(tr):.3f} ({len(tr)} shapes)"]
         out += ["", f"*Recorded on {env.get('name', '?')} ({env.get('sm_count', '?')} SMs, "
                 f"{env.get('power_limit_w', '?')} W limit), CUDA {env.get('runtime_version', '?')}, "
-                f"cuBLAS {env.get('cublas_version', '?')}, commit {env.get('commit', '?')}: "
-                "each benchmark times the kernel and cuBLAS alternately, launch by launch, and "
-                "compares medians* (``results/h200/bench.json``)."]
+                f"cuBLAS {env.get('cublas_version', '?')}, commit {env.get('commit', '?')}. "
+                "Alternating: each benchmark times the kernel and cuBLAS one launch after the "
+                "other and compares medians (``results/h200/bench.json``).  Sustained: "
+                f"``hopper-matmul ladder`` (``results/h200/ladder_bf16.json``, commit "
+                f"{ladder_env.get('commit', '?')}), each implementation timed after "
+                f"~{proto.get('settle_ms', '?')} ms of its own launches, at the clock its own "
+                "power allows (:doc:`../intro/measuring`).*"]
         return self.rst("\n".join(out))
 
 
@@ -199,6 +209,7 @@ def setup(app):
     app.add_config_value("hm_root", "", "env")
     app.add_config_value("hm_ptxas_dir", "", "env")
     app.add_config_value("hm_results", "", "env")
+    app.add_config_value("hm_ladder", "", "env")
     app.add_directive("hm-diff", DiffDirective)
     app.add_directive("hm-resources", ResourcesDirective)
     app.add_directive("hm-measured", MeasuredDirective)
