@@ -195,13 +195,13 @@ class MeasuredDirective(HmDirective):
                     f"     - {s['ratio']:.3f}", f"     - {geomean(tr):.3f} ({len(tr)} shapes)"]
         out += ["", f"*Recorded on {env.get('name', '?')} ({env.get('sm_count', '?')} SMs, "
                 f"{env.get('power_limit_w', '?')} W limit), CUDA {env.get('runtime_version', '?')}, "
-                f"cuBLAS {env.get('cublas_version', '?')}, commit {env.get('commit', '?')}. "
+                f"cuBLAS {env.get('cublas_version', '?')}, commit {env.get('commit', '?')}.* "
                 "Alternating: each benchmark times the kernel and cuBLAS one launch after the "
                 "other and compares medians (``results/h200/bench.json``).  Sustained: "
                 f"``hopper-matmul ladder`` (``results/h200/ladder_bf16.json``, commit "
                 f"{ladder_env.get('commit', '?')}), each implementation timed after "
                 f"~{proto.get('settle_ms', '?')} ms of its own launches, at the clock its own "
-                "power allows (:doc:`../intro/measuring`).*"]
+                "power allows (:doc:`../intro/measuring`)."]
         return self.rst("\n".join(out))
 
 
