@@ -209,10 +209,10 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
   // allows, not at the one the implementation before it left behind.  The number of
   // settling launches comes from a first estimate of one launch's time.
   std::vector<int> settle(run->entries.size(), 1);
-  const auto launcher = [&](Entry& e) -> hm::LaunchFn {
-    return [&](int rep) {
+  const auto launcher = [&work, &p, stream](const Entry& e) -> hm::LaunchFn {
+    return [&work, &p, stream, launch = e.launch](int rep) {
       hm::OperandSet& set = work.set(rep);
-      return e.launch(p, set.a.get(), set.b.get(), set.c.get(), stream);
+      return launch(p, set.a.get(), set.b.get(), set.c.get(), stream);
     };
   };
   for (size_t i = 0; i < run->entries.size() && o.settle_ms > 0; ++i) {

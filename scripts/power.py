@@ -129,7 +129,7 @@ def main():
         thread.start()
         time.sleep(0.5)  # idle samples before the run
         cmd = [args.binary, "run", "--version", version, *shape, "--warmup", "20",
-               "--rounds", "1", "--reps", str(reps), "--json", json_path]
+               "--rounds", "1", "--reps", str(reps), "--settle-ms", "0", "--json", json_path]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         t_end = time.monotonic()
         time.sleep(0.3)
