@@ -29,7 +29,7 @@ def load(path):
                              k=int(m.group(6)), tflops=b["TFLOPS"],
                              ratio=b["ratio_to_cublas"]))
     else:  # hopper-matmul ladder / run / sweep
-        env = data.get("environment", {})
+        env = dict(data.get("environment", {}), protocol=data.get("protocol", {}))
         for run in data["runs"]:
             p = run["problem"]
             family = "square" if p["m"] == p["n"] == p["k"] else "other"

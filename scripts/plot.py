@@ -19,7 +19,6 @@ chapter) and sizes.svg/.png (TFLOPS against the size of square problems).  SVG o
 byte-stable (fixed hash salt, no dates), so regenerating unchanged data changes no file.
 """
 import argparse
-import json
 import os
 import sys
 
@@ -127,12 +126,11 @@ def plot_sizes(rows, env, mine, out):
     save(fig, out, "sizes", png=True)
 
 
-def results_table(rows, env, ladder=None, ladder_path=None):
+def results_table(rows, env, ladder=None, ladder_env=None, ladder_path=None):
     sustained = ""
     if ladder:
-        with open(ladder_path) as f:
-            data = json.load(f)
-        proto, lenv = data.get("protocol", {}), data.get("environment", {})
+        lenv = ladder_env or {}
+        proto = lenv.get("protocol", {})
         sustained = (f" Sustained: `hopper-matmul ladder` (`{os.path.relpath(ladder_path)}`, commit "
                      f"{lenv.get('commit', '?')}), {proto.get('rounds', '?')} rounds of "
                      f"{proto.get('reps_per_round', '?')} launches per implementation, each round "
@@ -200,8 +198,8 @@ def main():
         plot_ladder(rows, env, mine, args.out, upto=n)
     plot_sizes(rows, env, mine, args.out)
     if args.readme:
-        ladder = load(args.ladder)[0] if args.ladder else None
-        update_readme(args.readme, results_table(rows, env, ladder, args.ladder))
+        ladder, ladder_env = load(args.ladder) if args.ladder else (None, None)
+        update_readme(args.readme, results_table(rows, env, ladder, ladder_env, args.ladder))
     print(f"plots written to {args.out}")
 
 

@@ -175,8 +175,7 @@ class MeasuredDirective(HmDirective):
             self.depend(p)
         rows, env = load(path)
         ladder, ladder_env = load(ladder_path)
-        with open(ladder_path) as f:
-            proto = json.load(f).get("protocol", {})
+        proto = ladder_env.get("protocol", {})
         shown = ["cublas"] + versions(self.config.hm_root)
         shown = shown[: shown.index(version) + 1]
         out = [".. list-table::", "   :header-rows: 1", "",
