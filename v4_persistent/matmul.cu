@@ -416,7 +416,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // zero-filled by TMA and still count as bytes.
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
-      int it = 0;
+      uint32_t it = 0;  // unsigned, as in the consumers (step 5)
       for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
@@ -451,7 +451,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  int it = 0;
+  // `it` is unsigned so that it % STAGES and it / STAGES are a mask and a shift and the
+  // compiler knows stage lies in [0, STAGES): with a signed counter it emits a sign fix-up
+  // and a 64-bit multiply for stage * kStageB between the full-barrier wait and the first
+  // wgmma, and that costs ~3% of the K loop (per-tile clock64 at 8192³: 1051 against 1021
+  // cycles per K slice; docs/notes/performance-log.md).  A problem that fits in memory gives
+  // a CTA under 10^8 K slices, so the counter does not wrap.
+  uint32_t it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
     float acc[kMmaM][BN / 2] = {};  // this thread's part of the warpgroup's WM×BN tile

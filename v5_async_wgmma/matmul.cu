@@ -586,7 +586,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // past m, which the last cluster of an odd tiles_m computes and never stores.
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
-      int it = 0;
+      uint32_t it = 0;  // unsigned, as in v4: stage in [0, STAGES), no 64-bit multiply
       for (int tile = cluster; tile < tiles; tile += clusters) {
         const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
@@ -633,7 +633,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int r = 0; r < kClusterM; ++r)
         mbarrier_arrive_cluster(mapa_shared_cluster(empty + 8 * stage, r));
   };
-  int it = 0;
+  uint32_t it = 0;  // unsigned, as in v4: stage in [0, STAGES), no 64-bit multiply
   for (int tile = cluster; tile < tiles; tile += clusters) {
     const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
     float acc[kMmaM][BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
