@@ -36,38 +36,34 @@ def sub(text, old, new, what):
     return text.replace(old, new)
 
 
-def common(text, ns, name):
-    text = sub(text, f"namespace {ns} {{", f"namespace {name} {{" + HELPERS, "namespace")
+def instrument(source, ns, name, pad, tile, first_slice, step9):
+    """The probe edits of one kernel.  `pad` indents the tile's body, `tile` is the tile's
+    index expression, `first_slice` the barrier and parity of its first K slice, `step9`
+    the comment that opens the epilogue."""
+    text = sub(source, f"namespace {ns} {{", f"namespace {name} {{" + HELPERS, "namespace")
     text = sub(text, f"}}  // namespace {ns}", f"}}  // namespace {name}", "namespace end")
     entry = "  extern __shared__ uint8_t smem_raw[];\n"
-    return sub(text, entry, entry + "  if (threadIdx.x == 0) probe_put(g_probe + 16 * blockIdx.x, 10);\n",
+    text = sub(text, entry, entry + "  if (threadIdx.x == 0) probe_put(g_probe + 16 * blockIdx.x, 10);\n",
                "CTA entry")
+    acc = f"{pad}float acc[kMmaM][BN / 2] = {{}};"
+    text = sub(text, acc + "  // this thread's part of the warpgroup's WM×BN tile\n",
+               f"{acc}\n{pad}unsigned long long* rec = g_probe + 16 * {tile};\n"
+               f"{pad}const bool pr = threadIdx.x == 128;\n"
+               f"{pad}if (pr) {{ rec[0] = probe_smid(); probe_put(rec, 2); }}\n"
+               f'{pad}if (pr) {{ mbarrier_wait({first_slice}, "probe"); probe_put(rec, 4); }}\n',
+               "K loop start")
+    text = sub(text, pad + step9, f"{pad}if (pr) probe_put(rec, 6);\n{pad}{step9}", "K loop end")
+    stores = f"acc[mt][4 * j + 2], acc[mt][4 * j + 3]);\n{pad}  }}\n{pad}}}\n"
+    return sub(text, stores, f"{stores}{pad}if (pr) probe_put(rec, 8);\n", "epilogue end")
 
 
 # Record layout (16 x u64 per tile): 0 smid, 2/3 K loop start (ns, cycles), 4/5 first slice
 # landed, 6/7 K loop end, 8/9 epilogue end, 10/11 CTA entry (the CTA's first tile only).
-v3 = common((root / "v3_warp_specialized/matmul.cu").read_text(), "v3_warp_specialized", "probe_v3")
-v3 = sub(v3, "  float acc[kMmaM][BN / 2] = {};  // this thread's part of the warpgroup's WM×BN tile\n",
-         "  float acc[kMmaM][BN / 2] = {};\n  unsigned long long* rec = g_probe + 16 * blockIdx.x;\n"
-         "  const bool pr = threadIdx.x == 128;\n  if (pr) { rec[0] = probe_smid(); probe_put(rec, 2); }\n"
-         "  if (pr) { mbarrier_wait(full, 0, \"probe\"); probe_put(rec, 4); }\n",
-         "K loop start")
-v3 = sub(v3, "  // Step 9: epilogue.", "  if (pr) probe_put(rec, 6);\n  // Step 9: epilogue.", "K loop end")
-v3 = sub(v3, "acc[mt][4 * j + 2], acc[mt][4 * j + 3]);\n    }\n  }\n",
-         "acc[mt][4 * j + 2], acc[mt][4 * j + 3]);\n    }\n  }\n  if (pr) probe_put(rec, 8);\n",
-         "epilogue end")
-(out / "probe_v3.cuh").write_text(v3)
-
-v4 = common((root / "v4_persistent/matmul.cu").read_text(), "v4_persistent", "probe_v4")
-v4 = sub(v4, "    float acc[kMmaM][BN / 2] = {};  // this thread's part of the warpgroup's WM×BN tile\n",
-         "    float acc[kMmaM][BN / 2] = {};\n    unsigned long long* rec = g_probe + 16 * tile;\n"
-         "    const bool pr = threadIdx.x == 128;\n    if (pr) { rec[0] = probe_smid(); probe_put(rec, 2); }\n"
-         "    if (pr) { mbarrier_wait(full + 8 * (it % STAGES), (it / STAGES) & 1, \"probe\");"
-         " probe_put(rec, 4); }\n",
-         "K loop start")
-v4 = sub(v4, "    // Step 9: epilogue,", "    if (pr) probe_put(rec, 6);\n    // Step 9: epilogue,", "K loop end")
-v4 = sub(v4, "acc[mt][4 * j + 2], acc[mt][4 * j + 3]);\n      }\n    }\n",
-         "acc[mt][4 * j + 2], acc[mt][4 * j + 3]);\n      }\n    }\n    if (pr) probe_put(rec, 8);\n",
-         "epilogue end")
-(out / "probe_v4.cuh").write_text(v4)
+(out / "probe_v3.cuh").write_text(instrument(
+    (root / "v3_warp_specialized/matmul.cu").read_text(), "v3_warp_specialized", "probe_v3",
+    pad="  ", tile="blockIdx.x", first_slice="full, 0", step9="// Step 9: epilogue."))
+(out / "probe_v4.cuh").write_text(instrument(
+    (root / "v4_persistent/matmul.cu").read_text(), "v4_persistent", "probe_v4",
+    pad="    ", tile="tile", first_slice="full + 8 * (it % STAGES), (it / STAGES) & 1",
+    step9="// Step 9: epilogue,"))
 print(f"instrumented copies in {out}")
