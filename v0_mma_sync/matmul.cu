@@ -93,8 +93,8 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity, con
     if (start == 0) {
       start = now;
     } else if (now - start > HM_WAIT_TIMEOUT_NS) {
-      printf("v0_mma_sync: mbarrier '%s' never completed parity %u (block %d, thread %d)\n", name,
-             parity, blockIdx.x, threadIdx.x);
+      printf(HM_VERSION ": mbarrier '%s' never completed parity %u (block %d, thread %d)\n",
+             name, parity, blockIdx.x, threadIdx.x);
       __trap();
     }
   }
@@ -322,7 +322,7 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   HM_TRY(hm::validate_launch(p, a, b, c));
   const int64_t tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
   if (tiles_m * tiles_n > INT32_MAX)
-    return hm::Status::error("v0_mma_sync: more than 2^31-1 tiles of C");
+    return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
 
   CUtensorMap tma_a, tma_b;
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),

@@ -101,8 +101,8 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity, con
     if (start == 0) {
       start = now;
     } else if (now - start > HM_WAIT_TIMEOUT_NS) {
-      printf("v1_wgmma: mbarrier '%s' never completed parity %u (block %d, thread %d)\n", name,
-             parity, blockIdx.x, threadIdx.x);
+      printf(HM_VERSION ": mbarrier '%s' never completed parity %u (block %d, thread %d)\n",
+             name, parity, blockIdx.x, threadIdx.x);
       __trap();
     }
   }
@@ -146,8 +146,10 @@ __host__ __device__ uint64_t smem_descriptor(uint32_t smem_addr) {
          | uint64_t(1) << 62;                   // 128-byte swizzle
 }
 
-/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier register and shared-memory
-/// accesses before the wgmma that follow.  PTX ISA §9.7.15.6.1.
+/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier accesses to the registers a
+/// wgmma uses (the accumulators; A too, when it comes from registers) before the wgmma that
+/// follow.  It orders no shared memory: TMA's writes are ordered by their mbarrier, and
+/// ordinary stores need `fence.proxy.async` before a wgmma reads them.  PTX ISA §9.7.15.6.1.
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }
@@ -248,28 +250,28 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
 // 2. Tile configuration
 // =========================================================================================
 
-// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DV1_BN=256
-// -DV1_WARPGROUPS=2 -DV1_CTAS_PER_SM=1.  The defaults are the configuration measurement chose.
-#ifndef V1_BN
-#define V1_BN 128
+// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DHM_BN=256
+// -DHM_WARPGROUPS=2 -DHM_CTAS_PER_SM=1.  The defaults are the configuration measurement chose.
+#ifndef HM_BN
+#define HM_BN 128
 #endif
-#ifndef V1_WARPGROUPS
-#define V1_WARPGROUPS 1
+#ifndef HM_WARPGROUPS
+#define HM_WARPGROUPS 1
 #endif
-#ifndef V1_CTAS_PER_SM
-#define V1_CTAS_PER_SM 3
+#ifndef HM_CTAS_PER_SM
+#define HM_CTAS_PER_SM 3
 #endif
 
 constexpr int BM = 128;    ///< rows of C per CTA
-constexpr int BN = V1_BN;  ///< columns of C per CTA: the N of every wgmma
+constexpr int BN = HM_BN;  ///< columns of C per CTA: the N of every wgmma
 constexpr int BK = 64;     ///< K per TMA load: one 128-byte swizzle row of 16-bit elements
 constexpr int STAGES = 1;  ///< K slices in shared memory at a time
 
-constexpr int kWarpgroups = V1_WARPGROUPS;  ///< each owns BM / kWarpgroups rows of the tile
+constexpr int kWarpgroups = HM_WARPGROUPS;  ///< each owns BM / kWarpgroups rows of the tile
 constexpr int kThreads = 128 * kWarpgroups;  ///< threads per CTA
 constexpr int WM = BM / kWarpgroups;        ///< rows of C per warpgroup
 constexpr int kMmaM = WM / 64;              ///< m64 wgmma per warpgroup per k16 step
-constexpr int kCtasPerSm = V1_CTAS_PER_SM;  ///< register cap: 65536 / (3 · 128) → 168 per thread
+constexpr int kCtasPerSm = HM_CTAS_PER_SM;  ///< register cap: 65536 / (3 · 128) → 168 per thread
 
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes
 constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes
@@ -416,7 +418,7 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   HM_TRY(hm::validate_launch(p, a, b, c));
   const int64_t tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
   if (tiles_m * tiles_n > INT32_MAX)
-    return hm::Status::error("v1_wgmma: more than 2^31-1 tiles of C");
+    return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
 
   CUtensorMap tma_a, tma_b;
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),

@@ -103,8 +103,8 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity, con
     if (start == 0) {
       start = now;
     } else if (now - start > HM_WAIT_TIMEOUT_NS) {
-      printf("v2_pipeline: mbarrier '%s' never completed parity %u (block %d, thread %d)\n", name,
-             parity, blockIdx.x, threadIdx.x);
+      printf(HM_VERSION ": mbarrier '%s' never completed parity %u (block %d, thread %d)\n",
+             name, parity, blockIdx.x, threadIdx.x);
       __trap();
     }
   }
@@ -148,8 +148,10 @@ __host__ __device__ uint64_t smem_descriptor(uint32_t smem_addr) {
          | uint64_t(1) << 62;                   // 128-byte swizzle
 }
 
-/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier register and shared-memory
-/// accesses before the wgmma that follow.  PTX ISA §9.7.15.6.1.
+/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier accesses to the registers a
+/// wgmma uses (the accumulators; A too, when it comes from registers) before the wgmma that
+/// follow.  It orders no shared memory: TMA's writes are ordered by their mbarrier, and
+/// ordinary stores need `fence.proxy.async` before a wgmma reads them.  PTX ISA §9.7.15.6.1.
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }
@@ -250,36 +252,36 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
 // 2. Tile configuration
 // =========================================================================================
 
-// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DV2_STAGES=3 -DV2_BK=64
-// -DV2_BN=128 -DV2_WARPGROUPS=1 -DV2_CTAS_PER_SM=2.  The defaults are the configuration
+// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DHM_STAGES=3 -DHM_BK=64
+// -DHM_BN=128 -DHM_WARPGROUPS=1 -DHM_CTAS_PER_SM=2.  The defaults are the configuration
 // measurement chose (docs/notes/performance-log.md).
-#ifndef V2_BN
-#define V2_BN 256
+#ifndef HM_BN
+#define HM_BN 256
 #endif
-#ifndef V2_WARPGROUPS
-#define V2_WARPGROUPS 2
+#ifndef HM_WARPGROUPS
+#define HM_WARPGROUPS 2
 #endif
-#ifndef V2_CTAS_PER_SM
-#define V2_CTAS_PER_SM 1
+#ifndef HM_CTAS_PER_SM
+#define HM_CTAS_PER_SM 1
 #endif
-#ifndef V2_STAGES
-#define V2_STAGES 2
+#ifndef HM_STAGES
+#define HM_STAGES 2
 #endif
-#ifndef V2_BK
-#define V2_BK 128
+#ifndef HM_BK
+#define HM_BK 128
 #endif
 
 constexpr int BM = 128;    ///< rows of C per CTA
-constexpr int BN = V2_BN;  ///< columns of C per CTA: the N of every wgmma
-constexpr int BK = V2_BK;  ///< K per stage: BK / 64 swizzle atoms side by side
+constexpr int BN = HM_BN;  ///< columns of C per CTA: the N of every wgmma
+constexpr int BK = HM_BK;  ///< K per stage: BK / 64 swizzle atoms side by side
 constexpr int kAtomK = 64;  ///< K of one 128-byte swizzle row of 16-bit elements: one TMA box
-constexpr int STAGES = V2_STAGES;  ///< K slices in the shared-memory ring
+constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
 
-constexpr int kWarpgroups = V2_WARPGROUPS;  ///< each owns BM / kWarpgroups rows of the tile
+constexpr int kWarpgroups = HM_WARPGROUPS;  ///< each owns BM / kWarpgroups rows of the tile
 constexpr int kThreads = 128 * kWarpgroups;  ///< threads per CTA
 constexpr int WM = BM / kWarpgroups;        ///< rows of C per warpgroup
 constexpr int kMmaM = WM / 64;              ///< m64 wgmma per warpgroup per k16 step
-constexpr int kCtasPerSm = V2_CTAS_PER_SM;  ///< 1: 256 threads × ≤ 255 registers
+constexpr int kCtasPerSm = HM_CTAS_PER_SM;  ///< 1: 256 threads × ≤ 255 registers
 
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes
 constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes
@@ -356,9 +358,17 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
   const int wg = threadIdx.x / 128;
   const uint64_t desc_a = smem_descriptor(sA + wg * WM * kAtomK * 2);
   const uint64_t desc_b = smem_descriptor(sB);
-  constexpr uint64_t kSlabA = (64 * kAtomK * 2) >> 4;  // next m64 slab of A, in descriptor units
+  constexpr uint64_t kSlabA = (64 * kAtomK * 2) >> 4;  // next m64 slab of A, descriptor units
   constexpr uint64_t kStageA = kTileABytes >> 4;    // next stage of A, in descriptor units
   constexpr uint64_t kStageB = kTileBBytes >> 4;    // next stage of B, in descriptor units
+  // The descriptors of k16 step ks (of m64 slab mt) of stage `stage`: ks / 4 picks the TMA
+  // box along K, 64 wide, and ks % 4 the 32-byte step inside its 128-byte rows.
+  const auto a_descriptor = [=](int stage, int ks, int mt) {
+    return desc_a + stage * kStageA + (ks / 4) * (kAtomABytes >> 4) + mt * kSlabA + 2 * (ks % 4);
+  };
+  const auto b_descriptor = [=](int stage, int ks) {
+    return desc_b + stage * kStageB + (ks / 4) * (kAtomBBytes >> 4) + 2 * (ks % 4);
+  };
 
   float acc[kMmaM][BN / 2] = {};  // this thread's part of the warpgroup's WM×BN tile
 
@@ -397,9 +407,7 @@ __global__ void __launch_bounds__(kThreads, kCtasPerSm)
     for (int ks = 0; ks < BK / 16; ++ks)
 #pragma unroll
       for (int mt = 0; mt < kMmaM; ++mt)
-        wgmma_m64nNk16<T, BN>(
-            acc[mt], desc_a + stage * kStageA + (ks / 4) * (kAtomABytes >> 4) + mt * kSlabA + 2 * (ks % 4),
-            desc_b + stage * kStageB + (ks / 4) * (kAtomBBytes >> 4) + 2 * (ks % 4), 1);
+        wgmma_m64nNk16<T, BN>(acc[mt], a_descriptor(stage, ks, mt), b_descriptor(stage, ks), 1);
     wgmma_commit_group();
     wgmma_wait_group<0>();
 #pragma unroll
@@ -452,7 +460,7 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   HM_TRY(hm::validate_launch(p, a, b, c));
   const int64_t tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
   if (tiles_m * tiles_n > INT32_MAX)
-    return hm::Status::error("v2_pipeline: more than 2^31-1 tiles of C");
+    return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
 
   CUtensorMap tma_a, tma_b;
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),

@@ -105,8 +105,8 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity, con
     if (start == 0) {
       start = now;
     } else if (now - start > HM_WAIT_TIMEOUT_NS) {
-      printf("v4_persistent: mbarrier '%s' never completed parity %u (block %d, thread %d)\n", name,
-             parity, blockIdx.x, threadIdx.x);
+      printf(HM_VERSION ": mbarrier '%s' never completed parity %u (block %d, thread %d)\n",
+             name, parity, blockIdx.x, threadIdx.x);
       __trap();
     }
   }
@@ -178,8 +178,10 @@ __host__ __device__ uint64_t smem_descriptor(uint32_t smem_addr) {
          | uint64_t(1) << 62;                   // 128-byte swizzle
 }
 
-/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier register and shared-memory
-/// accesses before the wgmma that follow.  PTX ISA §9.7.15.6.1.
+/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier accesses to the registers a
+/// wgmma uses (the accumulators; A too, when it comes from registers) before the wgmma that
+/// follow.  It orders no shared memory: TMA's writes are ordered by their mbarrier, and
+/// ordinary stores need `fence.proxy.async` before a wgmma reads them.  PTX ISA §9.7.15.6.1.
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }
@@ -210,23 +212,6 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
       "+f"(d[i + 6]), "+f"(d[i + 7])
 
-#define HM_WGMMA_M64N128K16(TYPE)                                                           \
-  asm volatile(                                                                             \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                          \
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {"                     \
-      "%0, %1, %2, %3, %4, %5, %6, %7, "                                                    \
-      "%8, %9, %10, %11, %12, %13, %14, %15, "                                              \
-      "%16, %17, %18, %19, %20, %21, %22, %23, "                                            \
-      "%24, %25, %26, %27, %28, %29, %30, %31, "                                            \
-      "%32, %33, %34, %35, %36, %37, %38, %39, "                                            \
-      "%40, %41, %42, %43, %44, %45, %46, %47, "                                            \
-      "%48, %49, %50, %51, %52, %53, %54, %55, "                                            \
-      "%56, %57, %58, %59, %60, %61, %62, %63}, "                                           \
-      "%64, %65, p, 1, 1, 0, 0;\n}\n"                                                       \
-      : HM_ACC8(0), HM_ACC8(8), HM_ACC8(16), HM_ACC8(24),                                   \
-        HM_ACC8(32), HM_ACC8(40), HM_ACC8(48), HM_ACC8(56)                                  \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
-
 #define HM_WGMMA_M64N256K16(TYPE)                                                           \
   asm volatile(                                                                             \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                         \
@@ -254,25 +239,17 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
         HM_ACC8(96), HM_ACC8(104), HM_ACC8(112), HM_ACC8(120)                               \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
 
-/// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16}` — d (+)= a·b for a
-/// 64×16 A tile and an N×16 B tile, both K-major in shared memory (`desc_a`, `desc_b`),
-/// into a 64×N fp32 accumulator spread over the warpgroup: `d` holds this thread's N/2
+/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.{bf16,f16}.{bf16,f16}` — d (+)= a·b for a
+/// 64×16 A tile and a 256×16 B tile, both K-major in shared memory (`desc_a`, `desc_b`),
+/// into a 64×256 fp32 accumulator spread over the warpgroup: `d` holds this thread's 128
 /// values.  `scale_d` = 0 ignores d's old value.  PTX ISA §9.7.15.5.2.
-template <typename T, int N>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_a,
-                                               uint64_t desc_b, int scale_d) {
-  static_assert(N == 128 || N == 256, "the wrappers above cover n128 and n256");
-  constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
-  if constexpr (N == 128) {
-    if constexpr (kBf16) HM_WGMMA_M64N128K16("bf16");
-    else HM_WGMMA_M64N128K16("f16");
-  } else {
-    if constexpr (kBf16) HM_WGMMA_M64N256K16("bf16");
-    else HM_WGMMA_M64N256K16("f16");
-  }
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a,
+                                                 uint64_t desc_b, int scale_d) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) HM_WGMMA_M64N256K16("bf16");
+  else HM_WGMMA_M64N256K16("f16");
 }
 
-#undef HM_WGMMA_M64N128K16
 #undef HM_WGMMA_M64N256K16
 #undef HM_ACC8
 
@@ -280,50 +257,42 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
 // 2. Tile configuration
 // =========================================================================================
 
-// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DV4_STAGES=2 -DV4_BK=128
-// -DV4_GROUP_M=16.  The defaults are the configuration measurement chose
-// (docs/notes/performance-log.md).
-#ifndef V4_STAGES
-#define V4_STAGES 4
+// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DHM_STAGES=3 -DHM_GROUP_M=16.
+// The defaults are the configuration measurement chose (docs/notes/performance-log.md).
+#ifndef HM_STAGES
+#define HM_STAGES 4
 #endif
-#ifndef V4_BK
-#define V4_BK 64
-#endif
-#ifndef V4_GROUP_M
-#define V4_GROUP_M 8
+#ifndef HM_GROUP_M
+#define HM_GROUP_M 8
 #endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
-constexpr int BK = V4_BK;   ///< K per stage: BK / 64 swizzle atoms side by side
-constexpr int kAtomK = 64;  ///< K of one 128-byte swizzle row of 16-bit elements: one TMA box
-constexpr int STAGES = V4_STAGES;  ///< K slices in the shared-memory ring
+constexpr int BK = 64;   ///< K per stage: one 128-byte swizzle row of 16-bit elements
+constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
 
 constexpr int kConsumers = 2;                    ///< consumer warpgroups, 64 rows each
 constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0 produces, 1…kConsumers consume
 constexpr int WM = BM / kConsumers;               ///< rows of C per consumer warpgroup
-constexpr int kMmaM = WM / 64;                    ///< m64 wgmma per consumer per k16 step
 constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
-constexpr int GROUP_M = V4_GROUP_M;  ///< tile rows per group of the tile order
+constexpr int GROUP_M = HM_GROUP_M;  ///< tile rows per group of the tile order
 
-constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes
-constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes
-constexpr int kAtomABytes = BM * kAtomK * 2;  ///< one TMA box of A: [BM][64]
-constexpr int kAtomBBytes = BN * kAtomK * 2;  ///< one TMA box of B: [BN][64]
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: one TMA box [BN][64]
 /// STAGES A and B tiles, a full and an empty barrier per stage, and 1 KiB to round the base
 /// up to a swizzle atom.
 constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) + 1024;
 
-static_assert(kAtomK * 2 == 128, "a swizzle atom row is 128 bytes of 16-bit elements");
-static_assert(BK % kAtomK == 0, "a stage holds whole swizzle atoms along K");
+static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
 static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
 static_assert(BM <= 256 && BN <= 256, "a TMA box side is at most 256 elements");
-static_assert(WM % 64 == 0, "a warpgroup's rows are whole m64 wgmma tiles");
+static_assert(WM == 64, "a consumer's rows are one m64 wgmma tile");
 static_assert(STAGES >= 2, "a ring of one stage is v1");
 static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "the warpgroups' registers must fit the SM's register file");
-static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0, "setmaxnreg counts are multiples of 8");
+static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
+              "setmaxnreg counts are multiples of 8");
 static_assert(GROUP_M >= 1, "a group holds at least one tile row");
 
 /// Row and column (in tiles) of an output tile.
@@ -381,8 +350,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
-  const uint32_t sA = smem;                          // [STAGES][BK/64][BM][64] T, 128B-swizzled
-  const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BK/64][BN][64] T, 128B-swizzled
+  const uint32_t sA = smem;                          // [STAGES][BM][64] T, 128B-swizzled
+  const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BN][64] T, 128B-swizzled
   const uint32_t full = sB + STAGES * kTileBBytes;   // [STAGES] mbarriers, see step 2
   const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
 
@@ -423,12 +392,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int s = it % STAGES;
           mbarrier_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
-          for (int j = 0; j < BK / kAtomK; ++j) {
-            tma_load_2d(sA + s * kTileABytes + j * kAtomABytes, &tma_a, full + 8 * s,
-                        kt * BK + j * kAtomK, tc.m * BM);
-            tma_load_2d(sB + s * kTileBBytes + j * kAtomBBytes, &tma_b, full + 8 * s,
-                        kt * BK + j * kAtomK, tc.n * BN);
-          }
+          tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
+          tma_load_2d(sB + s * kTileBBytes, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
         }
       }
     }
@@ -439,15 +404,17 @@ __global__ void __launch_bounds__(kThreads, 1)
   setmaxnreg_inc<kConsumerRegs>();
   const int consumer = wg - 1;  // which WM rows of the tile this warpgroup owns
 
-  // Step 5: the descriptors, built once, of stage 0.  This consumer's rows of A start WM
-  // rows into the tile and its m64 slabs 8 KiB apart; B is one BN-row slab.  A k16 step
-  // moves 32 bytes along every 128-byte row, so the K loop only adds 32 >> 4 = 2 per step to
-  // the address, and atoms and stages add their offsets the same way.
-  const uint64_t desc_a = smem_descriptor(sA + consumer * WM * kAtomK * 2);
+  // Step 5: the descriptors of stage 0, built once: this consumer's rows of A start WM rows
+  // into the tile, and B is one BN-row slab.  A descriptor is linear in the address
+  // (smem_descriptor), so a stage adds its bytes >> 4, and a k16 step, 32 bytes along every
+  // 128-byte row, adds 2.
+  const uint64_t desc_a = smem_descriptor(sA + consumer * WM * BK * 2);
   const uint64_t desc_b = smem_descriptor(sB);
-  constexpr uint64_t kSlabA = (64 * kAtomK * 2) >> 4;  // next m64 slab of A, in descriptor units
-  constexpr uint64_t kStageA = kTileABytes >> 4;        // next stage of A, in descriptor units
-  constexpr uint64_t kStageB = kTileBBytes >> 4;        // next stage of B, in descriptor units
+  constexpr uint64_t kStageA = kTileABytes >> 4;  // next stage of A, in descriptor units
+  constexpr uint64_t kStageB = kTileBBytes >> 4;  // next stage of B, in descriptor units
+  // The descriptors of k16 step ks of stage `stage`.
+  const auto a_descriptor = [=](int stage, int ks) { return desc_a + stage * kStageA + 2 * ks; };
+  const auto b_descriptor = [=](int stage, int ks) { return desc_b + stage * kStageB + 2 * ks; };
 
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
@@ -460,7 +427,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint32_t it = 0;
   for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
-    float acc[kMmaM][BN / 2] = {};  // this thread's part of the warpgroup's WM×BN tile
+    float acc[BN / 2] = {};  // this thread's part of the warpgroup's WM×BN tile
 
     for (int kt = 0; kt < k_tiles; ++kt, ++it) {
       // Step 6: wait for the tile's K slice kt, the CTA's iteration it.
@@ -471,15 +438,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks)
-#pragma unroll
-        for (int mt = 0; mt < kMmaM; ++mt)
-          wgmma_m64nNk16<T, BN>(
-              acc[mt], desc_a + stage * kStageA + (ks / 4) * (kAtomABytes >> 4) + mt * kSlabA + 2 * (ks % 4),
-              desc_b + stage * kStageB + (ks / 4) * (kAtomBBytes >> 4) + 2 * (ks % 4), 1);
+        wgmma_m64n256k16<T>(acc, a_descriptor(stage, ks), b_descriptor(stage, ks), 1);
       wgmma_commit_group();
       wgmma_wait_group<0>();
-#pragma unroll
-      for (int mt = 0; mt < kMmaM; ++mt) fence_accumulators(acc[mt]);
+      fence_accumulators(acc);
 
       // Step 8: release the stage, as in v3.
       if (lane == 0) mbarrier_arrive(empty + 8 * stage);
@@ -487,14 +449,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
     // Step 9: epilogue, as in v3, while the producer already loads the next tile.
 #pragma unroll
-    for (int mt = 0; mt < kMmaM; ++mt) {
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int row = tc.m * BM + consumer * WM + mt * 64 + warp * 16 + g;
-        const int col = tc.n * BN + j * 8 + 2 * t;
-        store_pair(c, m, n, row, col, acc[mt][4 * j], acc[mt][4 * j + 1]);
-        store_pair(c, m, n, row + 8, col, acc[mt][4 * j + 2], acc[mt][4 * j + 3]);
-      }
+    for (int j = 0; j < BN / 8; ++j) {
+      const int row = tc.m * BM + consumer * WM + warp * 16 + g;
+      const int col = tc.n * BN + j * 8 + 2 * t;
+      store_pair(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
+      store_pair(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
     }
   }
 }
@@ -528,16 +487,16 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   HM_TRY(hm::validate_launch(p, a, b, c));
   const int64_t tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
   if (tiles_m * tiles_n > INT32_MAX)
-    return hm::Status::error("v4_persistent: more than 2^31-1 tiles of C");
+    return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
 
   CUtensorMap tma_a, tma_b;
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = BM, .box_cols = kAtomK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
                          &tma_a));
   HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = BN, .box_cols = kAtomK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = BN, .box_cols = BK, .swizzle = hm::Swizzle::b128},
                          &tma_b));
   return p.dtype == hm::DType::bf16
              ? launch<__nv_bfloat16>(tma_a, tma_b, c, p, int(tiles_m), int(tiles_n), stream)

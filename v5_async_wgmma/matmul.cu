@@ -1,30 +1,20 @@
 /** @file
- *  v5 — everything in flight.  Adds over v4: `wait_group 1` instead of `wait_group 0`, so
- *  the tensor cores always have the next K slice's MMAs queued behind the current ones; C
- *  leaves through TMA stores that run while the next tile computes; and CTAs work in pairs
- *  (clusters) that load B once for both.
+ *  v5 — wgmma kept in flight.  Adds over v4: `wait_group 1` instead of `wait_group 0`, so
+ *  the tensor cores always have the next K slice's MMAs queued behind the current ones.
  *
- *  wgmma in flight.  Until now each consumer issued a K slice's wgmma and then waited for
- *  all of them before issuing anything else.  v5 waits for all but the newest group: after
- *  issuing slice kt it waits until slice kt-1's group has retired, and only then releases
- *  slice kt-1's stage to the producer; slice kt keeps running meanwhile.  One `wgmma.fence`
- *  per slice still orders the accumulator accesses, and exactly one `wait_group 0`, after
- *  the K loop, lets the epilogue read them.  A consumer now holds two stages at a time, and
- *  the two consumers meet at a barrier of their own once per slice so that neither runs
- *  ahead and keeps a third.  The accumulators are not zero-filled: each tile's first wgmma
- *  runs with scale-d = 0, which writes a·b instead of adding it.
+ *  Until now each consumer issued a K slice's wgmma and then waited for all of them before
+ *  issuing anything else; only the other consumer's queued MMAs kept the tensor pipe busy
+ *  meanwhile.  v5 waits for all but the newest group: after issuing slice kt it waits until
+ *  slice kt-1's group has retired, and only then releases slice kt-1's stage to the
+ *  producer; slice kt keeps running meanwhile.  One `wgmma.fence` per slice still orders
+ *  the accumulator accesses, and exactly one `wait_group 0`, after the K loop, lets the
+ *  epilogue read them.
  *
- *  Stores in flight.  v4's consumers wrote C straight from registers, 4 bytes per thread
- *  and store, while the tensor cores idled.  v5's write each 64×128 block of their rows
- *  into shared memory, and one thread hands it to TMA (`cp.async.bulk.tensor` store), which
- *  writes whole lines to global memory while the consumers go on to the next tile.  Where
- *  TMA cannot address C (n % 8 != 0: rows not 16 bytes apart) v4's stores remain.
- *
- *  Loads shared by a pair.  The two CTAs of a cluster take vertically adjacent tiles, which
- *  need the same BN rows of B.  Each loads its own A and half of that B, and TMA multicast
- *  writes the half into both CTAs' shared memory: B crosses from L2 once per pair.  A stage
- *  is free again only when the consumers of both CTAs have released it, so they arrive on
- *  each other's empty barriers (`mapa` + remote `mbarrier.arrive`).
+ *  Two things follow.  The accumulators are no longer zero-filled: each tile's first wgmma
+ *  runs with scale-d = 0, which writes a·b instead of adding it.  And a consumer now holds
+ *  two stages at a time, so the two consumers meet at a barrier of their own once per slice:
+ *  nothing else keeps them at one pace, and one running a slice ahead keeps a third stage
+ *  from the producer.
  */
 #include <cuda.h>  // CUtensorMap (header only)
 #include <cuda_bf16.h>
@@ -34,7 +24,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <string>
 #include <type_traits>
 
 #include "common/device.h"
@@ -114,8 +103,8 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity, con
     if (start == 0) {
       start = now;
     } else if (now - start > HM_WAIT_TIMEOUT_NS) {
-      printf("v5_async_wgmma: mbarrier '%s' never completed parity %u (block %d, thread %d)\n", name,
-             parity, blockIdx.x, threadIdx.x);
+      printf(HM_VERSION ": mbarrier '%s' never completed parity %u (block %d, thread %d)\n",
+             name, parity, blockIdx.x, threadIdx.x);
       __trap();
     }
   }
@@ -138,106 +127,10 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
-/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster`
-/// — the same copy, delivered to every CTA of the cluster named in `cta_mask`: the box lands
-/// at offset `dst` of each one's shared memory and counts its bytes on the barrier at offset
-/// `bar` of each one.  PTX ISA §9.7.9.25.5.1.
-__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map,
-                                                      uint32_t bar, int32_t col, int32_t row,
-                                                      uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(dst),
-      "l"(map), "r"(bar), "r"(col), "r"(row), "h"(cta_mask)
-      : "memory");
-}
-
-/// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` — TMA copies the box at offset
-/// `src` of shared memory to (`col`, `row`) of `map`, leaving out what lies outside the
-/// matrix.  It reads shared memory asynchronously: see bulk_wait_group_read.
-/// PTX ISA §9.7.9.25.5.2.
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int32_t col,
-                                             int32_t row) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(
-                   map),
-               "r"(src), "r"(col), "r"(row)
-               : "memory");
-}
-
-/// `cp.async.bulk.commit_group` — closes this thread's bulk copies issued since the last
-/// commit into one group.  PTX ISA §9.7.9.25.4.2.
-__device__ __forceinline__ void bulk_commit_group() {
-  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-}
-
-/// `cp.async.bulk.wait_group.read N` — waits until at most N of this thread's bulk groups
-/// are still reading their shared-memory source.  PTX ISA §9.7.9.25.4.3.
-template <int N>
-__device__ __forceinline__ void bulk_wait_group_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
-}
-
-/// `cp.async.bulk.wait_group N` — waits until at most N of this thread's bulk groups are
-/// still in flight, their writes to global memory included.  PTX ISA §9.7.9.25.4.3.
-template <int N>
-__device__ __forceinline__ void bulk_wait_group() {
-  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
-}
-
-/// `fence.proxy.async.shared::cta` — makes this thread's ordinary shared-memory writes
-/// visible to the async proxy (a TMA store that reads them next).  PTX ISA §9.7.13.4.
-__device__ __forceinline__ void fence_proxy_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
 /// `bar.sync id, count` — a barrier of `count` threads (whole warps) on hardware barrier
 /// `id`; barrier 0 is __syncthreads'.  PTX ISA §9.7.13.1.
 __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t count) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
-}
-
-/// `st.shared.b32` — one 32-bit store to shared memory.
-__device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
-  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
-}
-
-/// `mov.u32 %cluster_ctarank` — this CTA's rank inside its cluster.  PTX ISA, special
-/// registers: %cluster_ctarank.
-__device__ __forceinline__ uint32_t cluster_ctarank() {
-  uint32_t rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  return rank;
-}
-
-/// `mapa.shared::cluster.u32` — the address, in the cluster's shared window, of the variable
-/// at shared-memory offset `addr` of the CTA with rank `rank`.  PTX ISA, data movement
-/// instructions: mapa.
-__device__ __forceinline__ uint32_t mapa_shared_cluster(uint32_t addr, uint32_t rank) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
-  return remote;
-}
-
-/// `mbarrier.arrive.shared::cluster.b64` — one arrival on a barrier that may live in another
-/// CTA of the cluster (an address from mapa_shared_cluster).  Default (CTA-scope release)
-/// semantics: what it orders is this warp's finished wgmma reads of a stage, and the
-/// `.release.cluster` form, a cluster-wide fence on every arrival, made v5 1.7× slower.
-/// PTX ISA §9.7.13.15.13.
-__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t remote_bar) {
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
-}
-
-/// `barrier.cluster.arrive.release` — this thread has reached the cluster barrier; its
-/// earlier writes (barrier initialisation included) are released to the cluster.
-/// PTX ISA, parallel synchronization instructions: barrier.cluster.
-__device__ __forceinline__ void barrier_cluster_arrive() {
-  asm volatile("barrier.cluster.arrive.release;" ::: "memory");
-}
-
-/// `barrier.cluster.wait.acquire` — waits until every thread of every CTA of the cluster has
-/// arrived at the cluster barrier.  PTX ISA: barrier.cluster.
-__device__ __forceinline__ void barrier_cluster_wait() {
-  asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
 }
 
 /// `elect.sync` — true in exactly one active lane of the warp.  PTX ISA §9.7.13.13.
@@ -289,8 +182,10 @@ __host__ __device__ uint64_t smem_descriptor(uint32_t smem_addr) {
          | uint64_t(1) << 62;                   // 128-byte swizzle
 }
 
-/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier register and shared-memory
-/// accesses before the wgmma that follow.  PTX ISA §9.7.15.6.1.
+/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier accesses to the registers a
+/// wgmma uses (the accumulators; A too, when it comes from registers) before the wgmma that
+/// follow.  It orders no shared memory: TMA's writes are ordered by their mbarrier, and
+/// ordinary stores need `fence.proxy.async` before a wgmma reads them.  PTX ISA §9.7.15.6.1.
 __device__ __forceinline__ void wgmma_fence() {
   asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }
@@ -321,23 +216,6 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
   "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
       "+f"(d[i + 6]), "+f"(d[i + 7])
 
-#define HM_WGMMA_M64N128K16(TYPE)                                                           \
-  asm volatile(                                                                             \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                          \
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {"                     \
-      "%0, %1, %2, %3, %4, %5, %6, %7, "                                                    \
-      "%8, %9, %10, %11, %12, %13, %14, %15, "                                              \
-      "%16, %17, %18, %19, %20, %21, %22, %23, "                                            \
-      "%24, %25, %26, %27, %28, %29, %30, %31, "                                            \
-      "%32, %33, %34, %35, %36, %37, %38, %39, "                                            \
-      "%40, %41, %42, %43, %44, %45, %46, %47, "                                            \
-      "%48, %49, %50, %51, %52, %53, %54, %55, "                                            \
-      "%56, %57, %58, %59, %60, %61, %62, %63}, "                                           \
-      "%64, %65, p, 1, 1, 0, 0;\n}\n"                                                       \
-      : HM_ACC8(0), HM_ACC8(8), HM_ACC8(16), HM_ACC8(24),                                   \
-        HM_ACC8(32), HM_ACC8(40), HM_ACC8(48), HM_ACC8(56)                                  \
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
-
 #define HM_WGMMA_M64N256K16(TYPE)                                                           \
   asm volatile(                                                                             \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                         \
@@ -365,25 +243,17 @@ __device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
         HM_ACC8(96), HM_ACC8(104), HM_ACC8(112), HM_ACC8(120)                               \
       : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
 
-/// `wgmma.mma_async.sync.aligned.m64nNk16.f32.{bf16,f16}.{bf16,f16}` — d (+)= a·b for a
-/// 64×16 A tile and an N×16 B tile, both K-major in shared memory (`desc_a`, `desc_b`),
-/// into a 64×N fp32 accumulator spread over the warpgroup: `d` holds this thread's N/2
+/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.{bf16,f16}.{bf16,f16}` — d (+)= a·b for a
+/// 64×16 A tile and a 256×16 B tile, both K-major in shared memory (`desc_a`, `desc_b`),
+/// into a 64×256 fp32 accumulator spread over the warpgroup: `d` holds this thread's 128
 /// values.  `scale_d` = 0 ignores d's old value.  PTX ISA §9.7.15.5.2.
-template <typename T, int N>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_a,
-                                               uint64_t desc_b, int scale_d) {
-  static_assert(N == 128 || N == 256, "the wrappers above cover n128 and n256");
-  constexpr bool kBf16 = std::is_same_v<T, __nv_bfloat16>;
-  if constexpr (N == 128) {
-    if constexpr (kBf16) HM_WGMMA_M64N128K16("bf16");
-    else HM_WGMMA_M64N128K16("f16");
-  } else {
-    if constexpr (kBf16) HM_WGMMA_M64N256K16("bf16");
-    else HM_WGMMA_M64N256K16("f16");
-  }
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a,
+                                                 uint64_t desc_b, int scale_d) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) HM_WGMMA_M64N256K16("bf16");
+  else HM_WGMMA_M64N256K16("f16");
 }
 
-#undef HM_WGMMA_M64N128K16
 #undef HM_WGMMA_M64N256K16
 #undef HM_ACC8
 
@@ -391,74 +261,46 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[N / 2], uint64_t desc_
 // 2. Tile configuration
 // =========================================================================================
 
-// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DV5_STAGES=3
-// -DV5_GROUP_M=16 -DV5_CLUSTER_M=1.  The defaults are the configuration measurement chose
-// (docs/notes/performance-log.md).
-#ifndef V5_STAGES
-#define V5_STAGES 4
+// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DHM_STAGES=3 -DHM_GROUP_M=16.
+// The defaults are the configuration measurement chose (docs/notes/performance-log.md).
+#ifndef HM_STAGES
+#define HM_STAGES 4
 #endif
-#ifndef V5_BK
-#define V5_BK 64
-#endif
-#ifndef V5_GROUP_M
-#define V5_GROUP_M 8
-#endif
-#ifndef V5_CLUSTER_M
-#define V5_CLUSTER_M 2
+#ifndef HM_GROUP_M
+#define HM_GROUP_M 8
 #endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
-constexpr int BK = V5_BK;   ///< K per stage: BK / 64 swizzle atoms side by side
-constexpr int kAtomK = 64;  ///< K of one 128-byte swizzle row of 16-bit elements: one TMA box
-constexpr int STAGES = V5_STAGES;  ///< K slices in the shared-memory ring
+constexpr int BK = 64;   ///< K per stage: one 128-byte swizzle row of 16-bit elements
+constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
 
 constexpr int kConsumers = 2;                    ///< consumer warpgroups, 64 rows each
 constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0 produces, 1…kConsumers consume
 constexpr int WM = BM / kConsumers;               ///< rows of C per consumer warpgroup
-constexpr int kMmaM = WM / 64;                    ///< m64 wgmma per consumer per k16 step
 constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
-constexpr int GROUP_M = V5_GROUP_M;  ///< tile rows per group of the tile order
-/// CTAs per cluster, on vertically adjacent tiles: they need the same BN rows of B, so each
-/// loads BN / kClusterM of them and multicasts its share to all.
-constexpr int kClusterM = V5_CLUSTER_M;
+constexpr int GROUP_M = HM_GROUP_M;  ///< tile rows per group of the tile order
+/// The hardware barrier (bar.sync) at which the two consumers meet once per K slice; 0 is
+/// __syncthreads'.
+constexpr int kBarConsumers = 1;
 
-constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes
-constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes
-constexpr int kAtomABytes = BM * kAtomK * 2;  ///< one TMA box of A: [BM][64]
-constexpr int kAtomBBytes = BN * kAtomK * 2;  ///< one swizzle atom column of B: [BN][64]
-constexpr int kShareB = BN / kClusterM;       ///< rows of B one CTA loads for its whole cluster
-constexpr int kShareBBytes = kShareB * kAtomK * 2;  ///< one TMA box of B: [kShareB][64]
-/// The epilogue's staging buffer per consumer: WM rows × kStoreCols columns of C, as
-/// kStoreCols / 64 TMA boxes of [WM][64], 128B-swizzled.  A consumer sends its BN columns
-/// through it in BN / kStoreCols rounds.
-constexpr int kStoreCols = 128;
-constexpr int kStoreBoxBytes = WM * 64 * 2;  ///< one TMA store box: [WM][64]
-constexpr int kStoreBytes = kStoreCols / 64 * kStoreBoxBytes;  ///< one consumer's buffer
-/// Hardware barrier ids (bar.sync): 0 is __syncthreads'; each consumer has its own for the
-/// epilogue, and the two consumers share one to stay in step.
-constexpr int kBarEpilogue = 1;  ///< + consumer index
-constexpr int kBarConsumers = 1 + kConsumers;  ///< both consumers, once per K slice
-/// STAGES A and B tiles, the consumers' store buffers, a full and an empty barrier per
-/// stage, and 1 KiB to round the base up to a swizzle atom.
-constexpr int kSmemBytes =
-    STAGES * (kTileABytes + kTileBBytes + 16) + kConsumers * kStoreBytes + 1024;
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: one TMA box [BN][64]
+/// STAGES A and B tiles, a full and an empty barrier per stage, and 1 KiB to round the base
+/// up to a swizzle atom.
+constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) + 1024;
 
-static_assert(kAtomK * 2 == 128, "a swizzle atom row is 128 bytes of 16-bit elements");
-static_assert(BK % kAtomK == 0, "a stage holds whole swizzle atoms along K");
+static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
 static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
 static_assert(BM <= 256 && BN <= 256, "a TMA box side is at most 256 elements");
-static_assert(WM == 64, "a consumer's rows are one m64 wgmma tile (and one TMA store box)");
+static_assert(WM == 64, "a consumer's rows are one m64 wgmma tile");
 static_assert(STAGES >= 3, "a consumer holds two stages at a time; the producer needs a third");
 static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "the warpgroups' registers must fit the SM's register file");
-static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0, "setmaxnreg counts are multiples of 8");
+static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
+              "setmaxnreg counts are multiples of 8");
 static_assert(GROUP_M >= 1, "a group holds at least one tile row");
-static_assert(kClusterM == 1 || kClusterM == 2 || kClusterM == 4, "a portable cluster shape");
-static_assert(GROUP_M % kClusterM == 0, "a group holds whole clusters of tile rows");
-static_assert(kShareBBytes % 1024 == 0, "each CTA's share of B starts on a swizzle atom");
-static_assert(BN % kStoreCols == 0 && kStoreCols % 64 == 0, "whole store boxes per round");
 
 /// Row and column (in tiles) of an output tile.
 struct TileCoord {
@@ -477,19 +319,6 @@ __host__ __device__ TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int
   const int rows = min(group_m, tiles_m - first_m);  // tile rows in this group
   const int in_group = tile - first_m * tiles_n;
   return {first_m + in_group % rows, in_group / rows};
-}
-
-/// The tile CTA `rank` of a cluster computes for cluster tile `tile`.  Cluster tiles are
-/// `cluster_m` tile rows tall and walked in the grouped order of tile_coord(), `group_m` /
-/// `cluster_m` cluster rows per group; CTA r takes the r-th tile row of each.  Where tiles_m
-/// is not a multiple of cluster_m, the last cluster row has CTAs whose tile row is tiles_m
-/// or more: they load zeros and store nothing.  Host and device: the tests check it without
-/// a GPU.
-__host__ __device__ TileCoord cluster_tile_coord(int tile, int rank, int tiles_m, int tiles_n,
-                                                 int group_m, int cluster_m) {
-  const int cluster_rows = (tiles_m + cluster_m - 1) / cluster_m;
-  const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, group_m / cluster_m);
-  return {tc.m * cluster_m + rank, tc.n};
 }
 static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
 
@@ -519,94 +348,62 @@ __device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col,
   }
 }
 
-/// C[m,n] = A[m,k] · B[n,k]ᵀ; cluster c computes cluster tiles c, c + clusters, … of the
-/// grouped order, its CTA of rank r the r-th BM rows of each.
-template <typename T, bool kTmaStore>
+/// C[m,n] = A[m,k] · B[n,k]ᵀ; CTA b computes tiles b, b + gridDim.x, … of the grouped order.
+template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
-                  const __grid_constant__ CUtensorMap tma_b,
-                  const __grid_constant__ CUtensorMap tma_c, T* __restrict__ c, int m, int n,
+                  const __grid_constant__ CUtensorMap tma_b, T* __restrict__ c, int m, int n,
                   int k, int tiles_m, int tiles_n) {
   // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
-  // Every CTA of the cluster runs this same code, so the offsets below are the same in all
-  // of them: a multicast copy or a remote arrival names them by these offsets.
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
-  const uint32_t sA = smem;                          // [STAGES][BK/64][BM][64] T, 128B-swizzled
-  const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BK/64][BN][64] T, 128B-swizzled
-  const uint32_t sC = sB + STAGES * kTileBBytes;     // [kConsumers][kStoreCols/64][WM][64] T
-  const uint32_t full = sC + kConsumers * kStoreBytes;  // [STAGES] mbarriers, see step 2
+  const uint32_t sA = smem;                          // [STAGES][BM][64] T, 128B-swizzled
+  const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BN][64] T, 128B-swizzled
+  const uint32_t full = sB + STAGES * kTileBBytes;   // [STAGES] mbarriers, see step 2
   const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
-  // full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + kTileABytes + kTileBBytes
-  //           of TMA bytes per fill: its own A, and B in kClusterM shares, one multicast by
-  //           each CTA of the cluster.  Iteration it lives in stage it % STAGES; consumers
-  //           wait on parity (it / STAGES) & 1, the count of that stage's earlier fills, mod 2.
-  // empty[s]: one arrival per consumer warp of every CTA in the cluster (4 · kConsumers ·
-  //           kClusterM), each once its wgmma reading the stage have retired: this CTA's
-  //           producer writes its share of B into all of them.  Before filling iteration it
-  //           the producer waits on parity ((it / STAGES) & 1) ^ 1: the phase the consumers
-  //           completed when they released iteration it - STAGES.  On the first pass that is
-  //           the phase "before" a fresh barrier, which counts as complete, so it does not wait.
+  // full[s]:  1 arrival (the producer's arrive.expect_tx) + kTileABytes + kTileBBytes of TMA
+  //           bytes per fill.  Iteration it lives in stage it % STAGES; consumers wait on
+  //           parity (it / STAGES) & 1, the count of that stage's earlier fills, mod 2.
+  // empty[s]: one arrival per consumer warp (4 · kConsumers), each once its wgmma reading
+  //           the stage have retired.  Before filling iteration it the producer waits on
+  //           parity ((it / STAGES) & 1) ^ 1: the phase the consumers completed when they
+  //           released iteration it - STAGES.  On the first pass that is the phase "before"
+  //           a fresh barrier, which counts as complete, so the producer does not wait.
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(full + 8 * s, 1);
-      mbarrier_init(empty + 8 * s, 4 * kConsumers * kClusterM);
+      mbarrier_init(empty + 8 * s, 4 * kConsumers);
     }
     fence_mbarrier_init();
   }
-  // The only barrier of all threads before the roles split, now cluster-wide: no CTA may
-  // multicast into, or arrive on, a partner whose barriers are not initialised yet.
-  barrier_cluster_arrive();
-  barrier_cluster_wait();
+  __syncthreads();  // the only block-wide barrier: before the roles split
 
   const int wg = threadIdx.x / 128;
-  // Every thread leaves through here: no CTA may exit while TMA still reads its store
-  // buffers, or while a partner may still arrive on its barriers.
-  const auto leave_cluster = [&] {
-    if (kTmaStore && wg > 0 && threadIdx.x % 128 == 0) bulk_wait_group<0>();
-    barrier_cluster_arrive();
-    barrier_cluster_wait();
-  };
   const int k_tiles = (k + BK - 1) / BK;
-  const int rank = int(cluster_ctarank());       // which BM rows of the cluster tile are ours
-  const int cluster = blockIdx.x / kClusterM;    // clusters are kClusterM consecutive CTAs
-  const int clusters = gridDim.x / kClusterM;
-  const int cluster_rows = (tiles_m + kClusterM - 1) / kClusterM;
-  const int tiles = cluster_rows * tiles_n;      // cluster tiles: kClusterM·BM × BN each
+  const int tiles = tiles_m * tiles_n;
 
   if (wg == 0) {
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
     // its first warp fills the ring for every K slice of every tile of this CTA, each stage
-    // as soon as the consumers of every CTA in the cluster have released it.  It loads this
-    // CTA's A and its share of B, which lands in every CTA of the cluster.  Rows past m or n
-    // and columns past k are zero-filled by TMA and still count as bytes; so is a whole tile
-    // past m, which the last cluster of an odd tiles_m computes and never stores.
+    // as soon as the consumers have released it.  Rows past m or n and columns past k are
+    // zero-filled by TMA and still count as bytes.
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
-      uint32_t it = 0;  // unsigned, as in v4: stage in [0, STAGES), no 64-bit multiply
-      for (int tile = cluster; tile < tiles; tile += clusters) {
-        const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
+      uint32_t it = 0;  // unsigned, as in the consumers (step 5)
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
           const int s = it % STAGES;
           mbarrier_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
-          for (int j = 0; j < BK / kAtomK; ++j) {
-            tma_load_2d(sA + s * kTileABytes + j * kAtomABytes, &tma_a, full + 8 * s,
-                        kt * BK + j * kAtomK, tc.m * BM);
-            const uint32_t share = sB + s * kTileBBytes + j * kAtomBBytes + rank * kShareBBytes;
-            if constexpr (kClusterM == 1)
-              tma_load_2d(share, &tma_b, full + 8 * s, kt * BK + j * kAtomK, tc.n * BN);
-            else
-              tma_load_2d_multicast(share, &tma_b, full + 8 * s, kt * BK + j * kAtomK,
-                                    tc.n * BN + rank * kShareB, (1u << kClusterM) - 1);
-          }
+          tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
+          tma_load_2d(sB + s * kTileBBytes, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
         }
       }
     }
-    leave_cluster();
     return;
   }
 
@@ -614,29 +411,30 @@ __global__ void __launch_bounds__(kThreads, 1)
   setmaxnreg_inc<kConsumerRegs>();
   const int consumer = wg - 1;  // which WM rows of the tile this warpgroup owns
 
-  // Step 5: the descriptors, built once, of stage 0.  This consumer's rows of A start WM
-  // rows into the tile and its m64 slabs 8 KiB apart; B is one BN-row slab.  A k16 step
-  // moves 32 bytes along every 128-byte row, so the K loop only adds 32 >> 4 = 2 per step
-  // to the address, and atoms and stages add their offsets the same way.
-  const uint64_t desc_a = smem_descriptor(sA + consumer * WM * kAtomK * 2);
+  // Step 5: the descriptors of stage 0, built once: this consumer's rows of A start WM rows
+  // into the tile, and B is one BN-row slab.  A descriptor is linear in the address
+  // (smem_descriptor), so a stage adds its bytes >> 4, and a k16 step, 32 bytes along every
+  // 128-byte row, adds 2.
+  const uint64_t desc_a = smem_descriptor(sA + consumer * WM * BK * 2);
   const uint64_t desc_b = smem_descriptor(sB);
-  constexpr uint64_t kSlabA = (64 * kAtomK * 2) >> 4;  // next m64 slab of A, descriptor units
-  constexpr uint64_t kStageA = kTileABytes >> 4;        // next stage of A, descriptor units
-  constexpr uint64_t kStageB = kTileBBytes >> 4;        // next stage of B, descriptor units
+  constexpr uint64_t kStageA = kTileABytes >> 4;  // next stage of A, in descriptor units
+  constexpr uint64_t kStageB = kTileBBytes >> 4;  // next stage of B, in descriptor units
+  // The descriptors of k16 step ks of stage `stage`.
+  const auto a_descriptor = [=](int stage, int ks) { return desc_a + stage * kStageA + 2 * ks; };
+  const auto b_descriptor = [=](int stage, int ks) { return desc_b + stage * kStageB + 2 * ks; };
 
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  // A stage is free once every consumer warp of every CTA in the cluster is done with it:
-  // lane 0 of each warp arrives on that stage's empty barrier in each CTA.
-  const auto release = [&](int stage) {
-    if (lane == 0)
-      for (int r = 0; r < kClusterM; ++r)
-        mbarrier_arrive_cluster(mapa_shared_cluster(empty + 8 * stage, r));
-  };
-  uint32_t it = 0;  // unsigned, as in v4: stage in [0, STAGES), no 64-bit multiply
-  for (int tile = cluster; tile < tiles; tile += clusters) {
-    const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
-    float acc[kMmaM][BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
+  // `it` is unsigned so that it % STAGES and it / STAGES are a mask and a shift and the
+  // compiler knows stage lies in [0, STAGES): with a signed counter it emits a sign fix-up
+  // and a 64-bit multiply for stage * kStageB between the full-barrier wait and the first
+  // wgmma, and that costs ~3% of the K loop (per-tile clock64 at 8192³: 1051 against 1021
+  // cycles per K slice; docs/notes/performance-log.md).  A problem that fits in memory gives
+  // a CTA under 10^8 K slices, so the counter does not wrap.
+  uint32_t it = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
+    float acc[BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
 
     for (int kt = 0; kt < k_tiles; ++kt, ++it) {
       // Step 6: wait for the tile's K slice kt, the CTA's iteration it.
@@ -648,79 +446,35 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks)
-#pragma unroll
-        for (int mt = 0; mt < kMmaM; ++mt)
-          wgmma_m64nNk16<T, BN>(
-              acc[mt], desc_a + stage * kStageA + (ks / 4) * (kAtomABytes >> 4) + mt * kSlabA + 2 * (ks % 4),
-              desc_b + stage * kStageB + (ks / 4) * (kAtomBBytes >> 4) + 2 * (ks % 4),
-              (kt > 0 || ks > 0) ? 1 : 0);
+        wgmma_m64n256k16<T>(acc, a_descriptor(stage, ks), b_descriptor(stage, ks),
+                            (kt > 0 || ks > 0) ? 1 : 0);
       wgmma_commit_group();
 
       // Step 8: keep this slice in flight; wait only for the previous slice's group, then
       // release the stage it read.  The newest group is left running.
       wgmma_wait_group<1>();
-      if (kt > 0) release((it - 1) % STAGES);
+      if (kt > 0 && lane == 0) mbarrier_arrive(empty + 8 * ((it - 1) % STAGES));
 
       // Step 9: the two consumers meet once per slice.  With a group left in flight nothing
       // else keeps them at one pace: one can run a slice ahead, and a stage, released only
-      // by both, then stays held for three slices instead of two.  (Measured at 8192³: this
-      // barrier is worth 2-3%, what wait_group 1 alone had cost.)
+      // by both, then stays held for three slices instead of two.
       named_barrier_sync(kBarConsumers, 128 * kConsumers);
     }
 
     // Step 10: the one full wait: the last slice's group, then its stage.
     wgmma_wait_group<0>();
-#pragma unroll
-    for (int mt = 0; mt < kMmaM; ++mt) fence_accumulators(acc[mt]);
-    release((it - 1) % STAGES);
+    fence_accumulators(acc);
+    if (lane == 0) mbarrier_arrive(empty + 8 * ((it - 1) % STAGES));
 
-    // Step 11: the epilogue, while the producer already loads the next tile.
-    if constexpr (kTmaStore) {
-      // Through shared memory, in rounds of kStoreCols columns: the warpgroup writes them
-      // into its buffer, 128B-swizzled like a TMA box (the 8 rows a warp writes at once
-      // fall in 8 different 16-byte bank groups), one thread hands the buffer to TMA, and
-      // the warpgroup moves on without waiting for the store.  Before writing the buffer
-      // again it waits until TMA has finished reading it.
-      const uint32_t buffer = sC + consumer * kStoreBytes;
-      const bool leader = threadIdx.x % 128 == 0;
-      const int row = warp * 16 + g;  // and row + 8: the same swizzle, row % 8 is equal
+    // Step 11: epilogue, as in v4, while the producer already loads the next tile.
 #pragma unroll
-      for (int round = 0; round < BN / kStoreCols; ++round) {
-        if (leader) bulk_wait_group_read<0>();
-        named_barrier_sync(kBarEpilogue + consumer, 128);
-#pragma unroll
-        for (int jj = 0; jj < kStoreCols / 8; ++jj) {
-          const int j = round * (kStoreCols / 8) + jj;  // n8 block of the accumulators
-          const uint32_t at =
-              buffer + (jj / 8) * kStoreBoxBytes + ((jj % 8) ^ (row % 8)) * 16 + 4 * t;
-          const auto lo = pack_pair<T>(acc[0][4 * j], acc[0][4 * j + 1]);
-          const auto hi = pack_pair<T>(acc[0][4 * j + 2], acc[0][4 * j + 3]);
-          st_shared_b32(at + row * 128, *reinterpret_cast<const uint32_t*>(&lo));
-          st_shared_b32(at + (row + 8) * 128, *reinterpret_cast<const uint32_t*>(&hi));
-        }
-        fence_proxy_async_shared();
-        named_barrier_sync(kBarEpilogue + consumer, 128);
-        if (leader) {
-#pragma unroll
-          for (int b = 0; b < kStoreCols / 64; ++b)
-            tma_store_2d(&tma_c, buffer + b * kStoreBoxBytes,
-                         tc.n * BN + round * kStoreCols + b * 64, tc.m * BM + consumer * WM);
-          bulk_commit_group();
-        }
-      }
-    } else {
-      // C's rows are not 16-byte multiples apart (n % 8 != 0): TMA cannot address them,
-      // and the consumers store C themselves, as in v4.
-#pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        const int row = tc.m * BM + consumer * WM + warp * 16 + g;
-        const int col = tc.n * BN + j * 8 + 2 * t;
-        store_pair(c, m, n, row, col, acc[0][4 * j], acc[0][4 * j + 1]);
-        store_pair(c, m, n, row + 8, col, acc[0][4 * j + 2], acc[0][4 * j + 3]);
-      }
+    for (int j = 0; j < BN / 8; ++j) {
+      const int row = tc.m * BM + consumer * WM + warp * 16 + g;
+      const int col = tc.n * BN + j * 8 + 2 * t;
+      store_pair(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
+      store_pair(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
     }
   }
-  leave_cluster();
 }
 
 // =========================================================================================
@@ -728,45 +482,21 @@ __global__ void __launch_bounds__(kThreads, 1)
 // =========================================================================================
 
 /// This version's launch configuration, listed by `hopper-matmul list` and in the docs.
-extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1, kClusterM};
+extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1};
 
-/// Raises the kernel's shared-memory limit and launches it for element type T, in clusters
-/// of kClusterM CTAs, as many clusters as fit on the GPU at once (or one per cluster tile).
-template <typename T, bool kTmaStore>
-hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUtensorMap& tma_c,
-                  void* c, const hm::Problem& p, int tiles_m, int tiles_n, cudaStream_t stream) {
-  const void* kernel = reinterpret_cast<const void*>(&matmul_kernel<T, kTmaStore>);
-  HM_TRY(hm::set_max_dynamic_smem(kernel, kSmemBytes));
+/// Raises the kernel's shared-memory limit and launches it for element type T.
+template <typename T>
+hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, void* c,
+                  const hm::Problem& p, int tiles_m, int tiles_n, cudaStream_t stream) {
+  HM_TRY(hm::set_max_dynamic_smem(reinterpret_cast<const void*>(&matmul_kernel<T>), kSmemBytes));
+  // One CTA per SM, or one per tile when there are fewer tiles than SMs.
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
   HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-
-  cudaLaunchAttribute cluster_shape = {};
-  cluster_shape.id = cudaLaunchAttributeClusterDimension;
-  cluster_shape.val.clusterDim = {unsigned(kClusterM), 1, 1};
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(sms / kClusterM * kClusterM));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kSmemBytes;
-  config.stream = stream;
-  config.attrs = &cluster_shape;
-  config.numAttrs = 1;
-  // A cluster's CTAs must sit in one GPC, so on a GPU whose GPCs have odd SM counts fewer
-  // than sms / kClusterM clusters fit at once: ask, rather than assume (once per device and
-  // thread: the question costs more than a small launch).
-  thread_local int asked_device = -1, clusters = 0;
-  if (asked_device != device) {
-    HM_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-    asked_device = device;
-  }
-  if (clusters < 1)
-    return hm::Status::error("v5_async_wgmma: not even one cluster of " +
-                             std::to_string(kClusterM) + " CTAs fits on this GPU");
-  const int64_t cluster_tiles = int64_t((tiles_m + kClusterM - 1) / kClusterM) * tiles_n;
-  config.gridDim = dim3(unsigned(kClusterM * std::min<int64_t>(clusters, cluster_tiles)));
-  HM_CUDA_TRY(cudaLaunchKernelEx(&config, &matmul_kernel<T, kTmaStore>, tma_a, tma_b, tma_c,
-                                 static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m,
-                                 tiles_n));
+  const int grid = int(std::min<int64_t>(sms, int64_t(tiles_m) * tiles_n));
+  matmul_kernel<T><<<grid, kThreads, kSmemBytes, stream>>>(
+      tma_a, tma_b, static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m, tiles_n);
+  HM_CUDA_TRY(cudaGetLastError());
   return hm::Status();
 }
 
@@ -776,31 +506,20 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   HM_TRY(hm::validate_launch(p, a, b, c));
   const int64_t tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
   if (tiles_m * tiles_n > INT32_MAX)
-    return hm::Status::error("v5_async_wgmma: more than 2^31-1 tiles of C");
+    return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
 
-  CUtensorMap tma_a, tma_b, tma_c = {};
+  CUtensorMap tma_a, tma_b;
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = BM, .box_cols = kAtomK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
                          &tma_a));
   HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = kShareB, .box_cols = kAtomK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = BN, .box_cols = BK, .swizzle = hm::Swizzle::b128},
                          &tma_b));
-  // TMA can store C only when its rows are a multiple of 16 bytes apart (n % 8 == 0);
-  // otherwise the consumers store it themselves, as in v4.
-  const bool tma_store = p.n % 8 == 0;
-  if (tma_store)
-    HM_TRY(hm::make_tma_2d({.base = c, .dtype = p.dtype, .rows = uint64_t(p.m),
-                            .cols = uint64_t(p.n), .row_stride_bytes = uint64_t(p.n) * 2,
-                            .box_rows = WM, .box_cols = 64, .swizzle = hm::Swizzle::b128},
-                           &tma_c));
-  const int tm = int(tiles_m), tn = int(tiles_n);
-  if (p.dtype == hm::DType::bf16)
-    return tma_store ? launch<__nv_bfloat16, true>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
-                     : launch<__nv_bfloat16, false>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
-  return tma_store ? launch<__half, true>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
-                   : launch<__half, false>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
+  return p.dtype == hm::DType::bf16
+             ? launch<__nv_bfloat16>(tma_a, tma_b, c, p, int(tiles_m), int(tiles_n), stream)
+             : launch<__half>(tma_a, tma_b, c, p, int(tiles_m), int(tiles_n), stream);
 }
 
 }  // namespace v5_async_wgmma

@@ -1,0 +1,678 @@
+/** @file
+ *  v6 — the epilogue through TMA stores.  Adds over v5: C leaves through shared memory and
+ *  `cp.async.bulk.tensor` stores that run while the next tile computes.
+ *
+ *  v5's consumers wrote C straight from registers, 4 bytes per thread and store, clipped
+ *  element by element, while the tensor cores idled.  v6's write the tile in chunks of
+ *  kStoreCols columns into a 128B-swizzled shared-memory buffer, laid out as TMA boxes, and
+ *  one thread of the warpgroup hands each chunk to TMA, which writes whole lines to global
+ *  memory, clips what lies past m and n, and reads the buffer on its own while the
+ *  warpgroup goes on.  Before writing a buffer again the warpgroup waits only until TMA has
+ *  finished reading it, not for the store itself: with two buffers per consumer the next
+ *  chunk's writes overlap the last chunk's store, and the last stores of a tile overlap the
+ *  next tile's first MMAs.
+ *
+ *  Where TMA cannot address C (n % 8 != 0: rows not 16 bytes apart) v5's stores remain, in
+ *  a second instantiation of the kernel.
+ */
+#include <cuda.h>  // CUtensorMap (header only)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <type_traits>
+
+#include "common/device.h"
+#include "common/problem.h"
+#include "common/registry.h"
+#include "common/status.h"
+#include "common/tma.h"
+
+namespace v6_tma_store {
+
+// =========================================================================================
+// 1. PTX wrappers (one instruction each, named after the instruction)
+// =========================================================================================
+
+/// The shared-state-space address of a pointer into shared memory (`cvta.to.shared`).
+__device__ __forceinline__ uint32_t smem_address(const void* ptr) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
+}
+
+/// `mbarrier.init.shared::cta.b64` — the barrier's phase completes after `count` arrivals
+/// (plus any transaction bytes announced with expect_tx).  PTX ISA §9.7.13.15.9.
+__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+/// `fence.mbarrier_init.release.cluster` — makes a barrier's initialisation visible to the
+/// async proxy (TMA) before any copy can complete on it.  PTX ISA §9.7.13.4.
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+/// `mbarrier.arrive.expect_tx.shared::cta.b64` — arrives once and announces that `bytes`
+/// more bytes of asynchronous copies will complete on this phase.  PTX ISA §9.7.13.15.11.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+/// `mbarrier.arrive.shared::cta.b64` — one arrival on the barrier's current phase.
+/// PTX ISA §9.7.13.15.13.
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+/// `mbarrier.try_wait.parity.shared::cta.b64` — true once the phase with parity `parity`
+/// has completed (it may suspend the thread for a while first).  PTX ISA §9.7.13.15.16.
+__device__ __forceinline__ bool mbarrier_try_wait_parity(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n"
+      "  .reg .pred p;\n"
+      "  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "  selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+/// `mov.u64 %globaltimer` — a nanosecond clock, used only by the bounded wait below.
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+/// Waits until the phase with parity `parity` of barrier `bar` has completed.  Built with
+/// HM_BOUNDED_WAIT (the debug preset), a wait longer than HM_WAIT_TIMEOUT_NS prints which
+/// barrier and parity it was stuck on and traps, so a wrong arrival count fails fast
+/// instead of hanging the GPU.
+__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity, const char* name) {
+#ifdef HM_BOUNDED_WAIT
+  uint64_t start = 0;
+  while (!mbarrier_try_wait_parity(bar, parity)) {
+    const uint64_t now = globaltimer();
+    if (start == 0) {
+      start = now;
+    } else if (now - start > HM_WAIT_TIMEOUT_NS) {
+      printf(HM_VERSION ": mbarrier '%s' never completed parity %u (block %d, thread %d)\n",
+             name, parity, blockIdx.x, threadIdx.x);
+      __trap();
+    }
+  }
+#else
+  (void)name;
+  while (!mbarrier_try_wait_parity(bar, parity)) {
+  }
+#endif
+}
+
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` — TMA
+/// copies the box at (`col`, `row`) of `map` to shared memory at `dst`, zero-filling what
+/// lies outside the matrix, and counts its bytes on barrier `bar`.  PTX ISA §9.7.9.25.5.1.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, uint32_t bar,
+                                            int32_t col, int32_t row) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
+      "l"(map), "r"(bar), "r"(col), "r"(row)
+      : "memory");
+}
+
+/// `bar.sync id, count` — a barrier of `count` threads (whole warps) on hardware barrier
+/// `id`; barrier 0 is __syncthreads'.  PTX ISA §9.7.13.1.
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+/// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` — TMA copies the box at offset
+/// `src` of shared memory to (`col`, `row`) of `map`, leaving out what lies outside the
+/// matrix.  It reads shared memory asynchronously: see bulk_wait_group_read.
+/// PTX ISA §9.7.9.25.5.2.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int32_t col,
+                                             int32_t row) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(map),
+      "r"(src), "r"(col), "r"(row)
+      : "memory");
+}
+
+/// `cp.async.bulk.commit_group` — closes this thread's bulk copies issued since the last
+/// commit into one group.  PTX ISA §9.7.9.25.4.2.
+__device__ __forceinline__ void bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+/// `cp.async.bulk.wait_group.read N` — waits until at most N of this thread's bulk groups
+/// are still reading their shared-memory source.  PTX ISA §9.7.9.25.4.3.
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+/// `cp.async.bulk.wait_group N` — waits until at most N of this thread's bulk groups are
+/// still in flight, their writes to global memory included.  PTX ISA §9.7.9.25.4.3.
+template <int N>
+__device__ __forceinline__ void bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
+/// `fence.proxy.async.shared::cta` — makes this thread's ordinary shared-memory writes
+/// visible to the async proxy (a TMA store that reads them next).  PTX ISA §9.7.13.4.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/// `stmatrix.sync.aligned.m8n8.x4.shared.b16` — the warp stores four 8×8 matrices of 16-bit
+/// elements: lane l holds row l / 4, columns 2(l % 4) and +1 of each (`r0`…`r3`, one
+/// matrix each, as in a wgmma accumulator), and lanes 8i…8i+7 give the shared addresses of
+/// matrix i's eight rows.  PTX ISA, warp-level matrix instructions: stmatrix.
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1,
+                                            uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+}
+
+/// `st.shared.b32` — one 32-bit store to shared memory.
+__device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
+/// `elect.sync` — true in exactly one active lane of the warp.  PTX ISA §9.7.13.13.
+__device__ __forceinline__ bool elect_one_sync() {
+  uint32_t elected;
+  asm volatile(
+      "{\n"
+      "  .reg .b32 lane;\n"
+      "  .reg .pred p;\n"
+      "  elect.sync lane|p, 0xffffffff;\n"
+      "  selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(elected));
+  return elected != 0;
+}
+
+/// `setmaxnreg.dec.sync.aligned.u32` — this warpgroup gives registers back, down to N per
+/// thread.  PTX ISA §9.7.17.1.
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+/// `setmaxnreg.inc.sync.aligned.u32` — this warpgroup takes registers, up to N per thread,
+/// from those given back.  PTX ISA §9.7.17.1.
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+/// The 64-bit shared-memory matrix descriptor through which wgmma reads an operand (PTX ISA
+/// §9.7.15.5.1, "Matrix Descriptor Format"), for a K-major tile that TMA wrote with
+/// SWIZZLE_128B: rows of 128 bytes (64 elements of K), 8-row swizzle atoms 1024 bytes apart.
+///
+///     bits  0-13  start address >> 4
+///     bits 16-29  leading-dimension byte offset >> 4: 16 B (not used by a 128B-swizzled
+///                 K-major operand, whose k16 slice never leaves one 128-byte row)
+///     bits 32-45  stride-dimension byte offset >> 4: 1024 B, from one 8-row atom to the next
+///     bits 49-51  base offset: 0, the tile starts on a 1024-byte atom
+///     bits 62-63  swizzle mode: 1 = 128-byte swizzle
+///
+/// Only the address field changes between operands and k16 steps, and it is linear: the
+/// descriptor of `addr + bytes` is this descriptor plus `bytes >> 4` (bytes < 2^18), which
+/// is how the K loop advances it.  Host and device: the tests check it without a GPU.
+__host__ __device__ uint64_t smem_descriptor(uint32_t smem_addr) {
+  return uint64_t((smem_addr & 0x3FFFF) >> 4)   // start address
+         | uint64_t(16 >> 4) << 16              // leading byte offset
+         | uint64_t(1024 >> 4) << 32            // stride byte offset
+         | uint64_t(1) << 62;                   // 128-byte swizzle
+}
+
+/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier accesses to the registers a
+/// wgmma uses (the accumulators; A too, when it comes from registers) before the wgmma that
+/// follow.  It orders no shared memory: TMA's writes are ordered by their mbarrier, and
+/// ordinary stores need `fence.proxy.async` before a wgmma reads them.  PTX ISA §9.7.15.6.1.
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+/// `wgmma.commit_group.sync.aligned` — closes every wgmma issued since the last commit into
+/// one group.  PTX ISA §9.7.15.6.2.
+__device__ __forceinline__ void wgmma_commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+/// `wgmma.wait_group.sync.aligned N` — waits until at most N groups of this warp are still
+/// in flight.  PTX ISA §9.7.15.6.3.
+template <int N>
+__device__ __forceinline__ void wgmma_wait_group() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+/// Tells the compiler that `acc` may change here, so it keeps every access to the
+/// accumulators on its side of the wgmma protocol (an empty asm; no instruction).
+template <int N>
+__device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
+
+// The accumulator operands of one wgmma, eight per macro.
+#define HM_ACC8(i)                                                                          \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+
+#define HM_WGMMA_M64N256K16(TYPE)                                                           \
+  asm volatile(                                                                             \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                         \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {"                     \
+      "%0, %1, %2, %3, %4, %5, %6, %7, "                                                    \
+      "%8, %9, %10, %11, %12, %13, %14, %15, "                                              \
+      "%16, %17, %18, %19, %20, %21, %22, %23, "                                            \
+      "%24, %25, %26, %27, %28, %29, %30, %31, "                                            \
+      "%32, %33, %34, %35, %36, %37, %38, %39, "                                            \
+      "%40, %41, %42, %43, %44, %45, %46, %47, "                                            \
+      "%48, %49, %50, %51, %52, %53, %54, %55, "                                            \
+      "%56, %57, %58, %59, %60, %61, %62, %63, "                                            \
+      "%64, %65, %66, %67, %68, %69, %70, %71, "                                            \
+      "%72, %73, %74, %75, %76, %77, %78, %79, "                                            \
+      "%80, %81, %82, %83, %84, %85, %86, %87, "                                            \
+      "%88, %89, %90, %91, %92, %93, %94, %95, "                                            \
+      "%96, %97, %98, %99, %100, %101, %102, %103, "                                        \
+      "%104, %105, %106, %107, %108, %109, %110, %111, "                                    \
+      "%112, %113, %114, %115, %116, %117, %118, %119, "                                    \
+      "%120, %121, %122, %123, %124, %125, %126, %127}, "                                   \
+      "%128, %129, p, 1, 1, 0, 0;\n}\n"                                                     \
+      : HM_ACC8(0), HM_ACC8(8), HM_ACC8(16), HM_ACC8(24),                                   \
+        HM_ACC8(32), HM_ACC8(40), HM_ACC8(48), HM_ACC8(56),                                 \
+        HM_ACC8(64), HM_ACC8(72), HM_ACC8(80), HM_ACC8(88),                                 \
+        HM_ACC8(96), HM_ACC8(104), HM_ACC8(112), HM_ACC8(120)                               \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
+
+/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.{bf16,f16}.{bf16,f16}` — d (+)= a·b for a
+/// 64×16 A tile and a 256×16 B tile, both K-major in shared memory (`desc_a`, `desc_b`),
+/// into a 64×256 fp32 accumulator spread over the warpgroup: `d` holds this thread's 128
+/// values.  `scale_d` = 0 ignores d's old value.  PTX ISA §9.7.15.5.2.
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a,
+                                                 uint64_t desc_b, int scale_d) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) HM_WGMMA_M64N256K16("bf16");
+  else HM_WGMMA_M64N256K16("f16");
+}
+
+#undef HM_WGMMA_M64N256K16
+#undef HM_ACC8
+
+// =========================================================================================
+// 2. Tile configuration
+// =========================================================================================
+
+// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DHM_STAGES=3 -DHM_GROUP_M=16.
+// The defaults are the configuration measurement chose (docs/notes/performance-log.md).
+#ifndef HM_STAGES
+#define HM_STAGES 4
+#endif
+#ifndef HM_GROUP_M
+#define HM_GROUP_M 8
+#endif
+#ifndef HM_STORE_COLS
+#define HM_STORE_COLS 64
+#endif
+#ifndef HM_STORE_BUFFERS
+#define HM_STORE_BUFFERS 2
+#endif
+#ifndef HM_STMATRIX
+#define HM_STMATRIX 1
+#endif
+#ifndef HM_STORE_WAIT_EARLY
+#define HM_STORE_WAIT_EARLY 0
+#endif
+
+constexpr int BM = 128;  ///< rows of C per CTA
+constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
+constexpr int BK = 64;   ///< K per stage: one 128-byte swizzle row of 16-bit elements
+constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
+
+constexpr int kConsumers = 2;                    ///< consumer warpgroups, 64 rows each
+constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0 produces, 1…kConsumers consume
+constexpr int WM = BM / kConsumers;               ///< rows of C per consumer warpgroup
+constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.dec
+constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
+constexpr int GROUP_M = HM_GROUP_M;  ///< tile rows per group of the tile order
+/// The epilogue's staging buffers, kStoreBuffers per consumer, each WM rows × kStoreCols
+/// columns of C as kStoreCols / 64 TMA boxes of [WM][64], 128B-swizzled.  A consumer sends
+/// its BN columns through them in BN / kStoreCols chunks, taking the buffers in turn.
+constexpr int kStoreCols = HM_STORE_COLS;
+constexpr int kStoreBuffers = HM_STORE_BUFFERS;
+constexpr int kStoreBoxBytes = WM * 64 * 2;                    ///< one TMA store box: [WM][64]
+constexpr int kStoreBytes = kStoreCols / 64 * kStoreBoxBytes;  ///< one buffer
+/// Hardware barriers (bar.sync), 0 being __syncthreads': the two consumers meet at one once
+/// per K slice, and each consumer has its own for the epilogue.
+constexpr int kBarConsumers = 1;
+constexpr int kBarEpilogue = 2;  ///< + consumer index
+
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: one TMA box [BN][64]
+/// STAGES A and B tiles, the consumers' store buffers, a full and an empty barrier per
+/// stage, and 1 KiB to round the base up to a swizzle atom.
+constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) +
+                           kConsumers * kStoreBuffers * kStoreBytes + 1024;
+
+static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
+static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
+static_assert(BM <= 256 && BN <= 256, "a TMA box side is at most 256 elements");
+static_assert(WM == 64, "a consumer's rows are one m64 wgmma tile");
+static_assert(STAGES >= 3, "a consumer holds two stages at a time; the producer needs a third");
+static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
+              "the warpgroups' registers must fit the SM's register file");
+static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
+              "setmaxnreg counts are multiples of 8");
+static_assert(GROUP_M >= 1, "a group holds at least one tile row");
+static_assert(BN % kStoreCols == 0 && kStoreCols % 64 == 0, "whole store boxes per chunk");
+static_assert((BN / kStoreCols) % kStoreBuffers == 0, "each tile starts on the first buffer");
+
+/// Row and column (in tiles) of an output tile.
+struct TileCoord {
+  int m;  ///< tile row
+  int n;  ///< tile column
+};
+
+/// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
+/// taken GROUP_M at a time, and inside a group the tiles go down a column before moving
+/// right.  The last group holds the tile rows left over (fewer than `group_m` when tiles_m
+/// does not divide), so every tile in [0, tiles_m · tiles_n) is a real tile, visited once.
+/// Host and device: the tests check it without a GPU.
+__host__ __device__ TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int group_m) {
+  const int group = tile / (group_m * tiles_n);
+  const int first_m = group * group_m;
+  const int rows = min(group_m, tiles_m - first_m);  // tile rows in this group
+  const int in_group = tile - first_m * tiles_n;
+  return {first_m + in_group % rows, in_group / rows};
+}
+static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
+
+// =========================================================================================
+// 3. The kernel
+// =========================================================================================
+
+/// Converts two fp32 values to a packed pair of T.
+template <typename T>
+__device__ __forceinline__ auto pack_pair(float x, float y) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return __floats2bfloat162_rn(x, y);
+  else return __floats2half2_rn(x, y);
+}
+
+/// Stores C[row, col] and C[row, col + 1], clipped to the m×n matrix.  With n even the pair
+/// is 4-byte aligned and goes out as one store; otherwise element by element.
+template <typename T>
+__device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col, float x,
+                                           float y) {
+  if (row >= m || col >= n) return;
+  T* p = c + int64_t(row) * n + col;
+  if (n % 2 == 0) {
+    *reinterpret_cast<decltype(pack_pair<T>(x, y))*>(p) = pack_pair<T>(x, y);
+  } else {
+    p[0] = T(x);
+    if (col + 1 < n) p[1] = T(y);
+  }
+}
+
+/// C[m,n] = A[m,k] · B[n,k]ᵀ; CTA b computes tiles b, b + gridDim.x, … of the grouped order.
+/// With kTmaStore, C leaves through `tma_c`; without, through `c`.
+template <typename T, bool kTmaStore>
+__global__ void __launch_bounds__(kThreads, 1)
+    matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
+                  const __grid_constant__ CUtensorMap tma_b,
+                  const __grid_constant__ CUtensorMap tma_c, T* __restrict__ c, int m, int n,
+                  int k, int tiles_m, int tiles_n) {
+  // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
+  const uint32_t sA = smem;                          // [STAGES][BM][64] T, 128B-swizzled
+  const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BN][64] T, 128B-swizzled
+  const uint32_t sC = sB + STAGES * kTileBBytes;     // [kConsumers][kStoreBuffers][..][WM][64] T
+  const uint32_t full = sC + kConsumers * kStoreBuffers * kStoreBytes;  // [STAGES] mbarriers
+  const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
+
+  // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
+  // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
+  // full[s]:  1 arrival (the producer's arrive.expect_tx) + kTileABytes + kTileBBytes of TMA
+  //           bytes per fill.  Iteration it lives in stage it % STAGES; consumers wait on
+  //           parity (it / STAGES) & 1, the count of that stage's earlier fills, mod 2.
+  // empty[s]: one arrival per consumer warp (4 · kConsumers), each once its wgmma reading
+  //           the stage have retired.  Before filling iteration it the producer waits on
+  //           parity ((it / STAGES) & 1) ^ 1: the phase the consumers completed when they
+  //           released iteration it - STAGES.  On the first pass that is the phase "before"
+  //           a fresh barrier, which counts as complete, so the producer does not wait.
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(full + 8 * s, 1);
+      mbarrier_init(empty + 8 * s, 4 * kConsumers);
+    }
+    fence_mbarrier_init();
+  }
+  __syncthreads();  // the only block-wide barrier: before the roles split
+
+  const int wg = threadIdx.x / 128;
+  const int k_tiles = (k + BK - 1) / BK;
+  const int tiles = tiles_m * tiles_n;
+
+  if (wg == 0) {
+    // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
+    // its first warp fills the ring for every K slice of every tile of this CTA, each stage
+    // as soon as the consumers have released it.  Rows past m or n and columns past k are
+    // zero-filled by TMA and still count as bytes.
+    setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x / 32 == 0 && elect_one_sync()) {
+      uint32_t it = 0;  // unsigned, as in the consumers (step 5)
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
+        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+          const int s = it % STAGES;
+          mbarrier_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1, "empty");
+          mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
+          tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
+          tma_load_2d(sB + s * kTileBBytes, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
+        }
+      }
+    }
+    return;
+  }
+
+  // Step 4: the consumers take the registers the producer gave back.
+  setmaxnreg_inc<kConsumerRegs>();
+  const int consumer = wg - 1;  // which WM rows of the tile this warpgroup owns
+
+  // Step 5: the descriptors of stage 0, built once: this consumer's rows of A start WM rows
+  // into the tile, and B is one BN-row slab.  A descriptor is linear in the address
+  // (smem_descriptor), so a stage adds its bytes >> 4, and a k16 step, 32 bytes along every
+  // 128-byte row, adds 2.
+  const uint64_t desc_a = smem_descriptor(sA + consumer * WM * BK * 2);
+  const uint64_t desc_b = smem_descriptor(sB);
+  constexpr uint64_t kStageA = kTileABytes >> 4;  // next stage of A, in descriptor units
+  constexpr uint64_t kStageB = kTileBBytes >> 4;  // next stage of B, in descriptor units
+  // The descriptors of k16 step ks of stage `stage`.
+  const auto a_descriptor = [=](int stage, int ks) { return desc_a + stage * kStageA + 2 * ks; };
+  const auto b_descriptor = [=](int stage, int ks) { return desc_b + stage * kStageB + 2 * ks; };
+
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  // `it` is unsigned so that it % STAGES and it / STAGES are a mask and a shift and the
+  // compiler knows stage lies in [0, STAGES): with a signed counter it emits a sign fix-up
+  // and a 64-bit multiply for stage * kStageB between the full-barrier wait and the first
+  // wgmma, and that costs ~3% of the K loop (per-tile clock64 at 8192³: 1051 against 1021
+  // cycles per K slice; docs/notes/performance-log.md).  A problem that fits in memory gives
+  // a CTA under 10^8 K slices, so the counter does not wrap.
+  uint32_t it = 0;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
+    float acc[BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
+
+    for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+      // Step 6: wait for the tile's K slice kt, the CTA's iteration it.
+      const int stage = it % STAGES;
+      mbarrier_wait(full + 8 * stage, (it / STAGES) & 1, "full");
+
+      // Step 7: one fence per slice, then the slice's wgmma.  The tile's first MMA runs
+      // with scale-d = 0 and overwrites whatever the accumulators held; the rest accumulate.
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < BK / 16; ++ks)
+        wgmma_m64n256k16<T>(acc, a_descriptor(stage, ks), b_descriptor(stage, ks),
+                            (kt > 0 || ks > 0) ? 1 : 0);
+      wgmma_commit_group();
+
+      // Step 8: keep this slice in flight; wait only for the previous slice's group, then
+      // release the stage it read.  The newest group is left running.
+      wgmma_wait_group<1>();
+      if (kt > 0 && lane == 0) mbarrier_arrive(empty + 8 * ((it - 1) % STAGES));
+
+      // Step 9: the two consumers meet once per slice.  With a group left in flight nothing
+      // else keeps them at one pace: one can run a slice ahead, and a stage, released only
+      // by both, then stays held for three slices instead of two.
+      named_barrier_sync(kBarConsumers, 128 * kConsumers);
+    }
+
+    // Step 10: the one full wait: the last slice's group, then its stage.
+    wgmma_wait_group<0>();
+    fence_accumulators(acc);
+    if (lane == 0) mbarrier_arrive(empty + 8 * ((it - 1) % STAGES));
+
+    // Step 11: the epilogue, while the producer already loads the next tile.
+    if constexpr (kTmaStore) {
+      // Through shared memory, kStoreCols columns at a time: wait until TMA has read the
+      // buffer this chunk takes (its store from kStoreBuffers chunks ago), write the chunk
+      // into it 128B-swizzled like a TMA box (so the 8 rows a warp writes at once fall in
+      // 8 different 16-byte bank groups), and let one thread hand it to TMA.  Nobody waits
+      // for the store itself.
+      const bool leader = threadIdx.x % 128 == 0;
+#pragma unroll
+      for (int chunk = 0; chunk < BN / kStoreCols; ++chunk) {
+        const uint32_t buffer =
+            sC + (consumer * kStoreBuffers + chunk % kStoreBuffers) * kStoreBytes;
+        if (!HM_STORE_WAIT_EARLY && leader) bulk_wait_group_read<kStoreBuffers - 1>();
+        named_barrier_sync(kBarEpilogue + consumer, 128);
+#if HM_STMATRIX
+        // One stmatrix per two n8 blocks: lanes 0-15 address rows warp·16 + lane of block
+        // jj, lanes 16-31 the same rows of block jj + 1.
+        const int row = warp * 16 + lane % 16;
+#pragma unroll
+        for (int jj = 0; jj < kStoreCols / 8; jj += 2) {
+          const int j = chunk * (kStoreCols / 8) + jj;  // n8 block of the accumulators
+          const int block = jj + lane / 16;            // n8 block of the buffer, this lane's
+          const uint32_t at = buffer + (block / 8) * kStoreBoxBytes + row * 128 +
+                              ((block % 8) ^ (row % 8)) * 16;
+          const auto p0 = pack_pair<T>(acc[4 * j], acc[4 * j + 1]);
+          const auto p1 = pack_pair<T>(acc[4 * j + 2], acc[4 * j + 3]);
+          const auto p2 = pack_pair<T>(acc[4 * j + 4], acc[4 * j + 5]);
+          const auto p3 = pack_pair<T>(acc[4 * j + 6], acc[4 * j + 7]);
+          stmatrix_x4(at, *reinterpret_cast<const uint32_t*>(&p0),
+                      *reinterpret_cast<const uint32_t*>(&p1),
+                      *reinterpret_cast<const uint32_t*>(&p2),
+                      *reinterpret_cast<const uint32_t*>(&p3));
+        }
+#else
+        const int row = warp * 16 + g;  // and row + 8: the same swizzle, row % 8 is equal
+#pragma unroll
+        for (int jj = 0; jj < kStoreCols / 8; ++jj) {
+          const int j = chunk * (kStoreCols / 8) + jj;  // n8 block of the accumulators
+          const uint32_t at =
+              buffer + (jj / 8) * kStoreBoxBytes + ((jj % 8) ^ (row % 8)) * 16 + 4 * t;
+          const auto lo = pack_pair<T>(acc[4 * j], acc[4 * j + 1]);
+          const auto hi = pack_pair<T>(acc[4 * j + 2], acc[4 * j + 3]);
+          st_shared_b32(at + row * 128, *reinterpret_cast<const uint32_t*>(&lo));
+          st_shared_b32(at + (row + 8) * 128, *reinterpret_cast<const uint32_t*>(&hi));
+        }
+#endif
+        fence_proxy_async_shared();
+        named_barrier_sync(kBarEpilogue + consumer, 128);
+        if (leader) {
+#pragma unroll
+          for (int b = 0; b < kStoreCols / 64; ++b)
+            tma_store_2d(&tma_c, buffer + b * kStoreBoxBytes,
+                         tc.n * BN + chunk * kStoreCols + b * 64, tc.m * BM + consumer * WM);
+          bulk_commit_group();
+          if (HM_STORE_WAIT_EARLY) bulk_wait_group_read<0>();
+        }
+      }
+    } else {
+      // C's rows are not 16-byte multiples apart (n % 8 != 0): TMA cannot address them,
+      // and the consumers store C themselves, as in v5.
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int row = tc.m * BM + consumer * WM + warp * 16 + g;
+        const int col = tc.n * BN + j * 8 + 2 * t;
+        store_pair(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
+        store_pair(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
+      }
+    }
+  }
+  // Shared memory goes with the CTA: its stores must be done reading it first.
+  if (kTmaStore && threadIdx.x % 128 == 0) bulk_wait_group<0>();
+}
+
+// =========================================================================================
+// 4. The host launcher
+// =========================================================================================
+
+/// This version's launch configuration, listed by `hopper-matmul list` and in the docs.
+extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1};
+
+/// Raises the kernel's shared-memory limit and launches it for element type T.
+template <typename T, bool kTmaStore>
+hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUtensorMap& tma_c,
+                  void* c, const hm::Problem& p, int tiles_m, int tiles_n, cudaStream_t stream) {
+  const void* kernel = reinterpret_cast<const void*>(&matmul_kernel<T, kTmaStore>);
+  HM_TRY(hm::set_max_dynamic_smem(kernel, kSmemBytes));
+  // One CTA per SM, or one per tile when there are fewer tiles than SMs.
+  int device = 0, sms = 0;
+  HM_CUDA_TRY(cudaGetDevice(&device));
+  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int grid = int(std::min<int64_t>(sms, int64_t(tiles_m) * tiles_n));
+  matmul_kernel<T, kTmaStore><<<grid, kThreads, kSmemBytes, stream>>>(
+      tma_a, tma_b, tma_c, static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m, tiles_n);
+  HM_CUDA_TRY(cudaGetLastError());
+  return hm::Status();
+}
+
+/// Computes C = A·Bᵀ on `stream`, or returns an error without launching anything.
+hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
+                  cudaStream_t stream) {
+  HM_TRY(hm::validate_launch(p, a, b, c));
+  const int64_t tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
+  if (tiles_m * tiles_n > INT32_MAX)
+    return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
+
+  CUtensorMap tma_a, tma_b, tma_c = {};
+  HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
+                          .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
+                          .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                         &tma_a));
+  HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
+                          .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
+                          .box_rows = BN, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                         &tma_b));
+  // TMA can store C only when its rows are a multiple of 16 bytes apart (n % 8 == 0);
+  // otherwise the consumers store it themselves, as in v5.
+  const bool tma_store = p.n % 8 == 0;
+  if (tma_store)
+    HM_TRY(hm::make_tma_2d({.base = c, .dtype = p.dtype, .rows = uint64_t(p.m),
+                            .cols = uint64_t(p.n), .row_stride_bytes = uint64_t(p.n) * 2,
+                            .box_rows = WM, .box_cols = 64, .swizzle = hm::Swizzle::b128},
+                           &tma_c));
+  const int tm = int(tiles_m), tn = int(tiles_n);
+  if (p.dtype == hm::DType::bf16)
+    return tma_store ? launch<__nv_bfloat16, true>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
+                     : launch<__nv_bfloat16, false>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
+  return tma_store ? launch<__half, true>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
+                   : launch<__half, false>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
+}
+
+}  // namespace v6_tma_store
