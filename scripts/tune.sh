@@ -3,9 +3,10 @@
 # process, on a GPU machine:
 #   scripts/tune.sh OUTDIR VERSION NAME=FLAGS [NAME=FLAGS ...]
 # e.g.
-#   scripts/tune.sh out v2_pipeline s4="-DV2_STAGES=4" s3="-DV2_STAGES=3"
+#   scripts/tune.sh out v2_pipeline s4="-DHM_STAGES=4" s3="-DHM_STAGES=3"
 # Each variant is built (in parallel, hopper-matmul only) into build/tune/NAME with FLAGS
-# added to the CUDA flags, then run one after another with `hopper-matmul ladder` at 8192³
+# added to VERSION's matmul.cu alone (CMake's HM_TUNE_VERSION and HM_TUNE_FLAGS: the tuning
+# macros carry no version in their name, so the other versions keep their defaults), then run one after another with `hopper-matmul ladder` at 8192³
 # bf16 (override with HM_TUNE_ARGS), so that every variant is measured against cuBLAS and
 # against the previous version in the same process.  The log is appended to
 # OUTDIR/tune.txt; a table of ratios is printed last.
@@ -36,7 +37,7 @@ for variant in "$@"; do
   (
     cmake -S . -B "build/tune/$name" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=90a -DHM_BUILD_TESTS=OFF -DHM_BUILD_BENCH=$([ -n "${HM_TUNE_BENCH:-}" ] && echo ON || echo OFF) \
-      "-DCMAKE_CUDA_FLAGS=$flags" &&
+      -DHM_TUNE_VERSION="$version" "-DHM_TUNE_FLAGS=$flags" &&
       cmake --build "build/tune/$name" --target hopper-matmul ${HM_TUNE_BENCH:+hm_bench} -j "$jobs"
   ) >"build/tune/$name.log" 2>&1 &
 done

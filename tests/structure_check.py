@@ -5,13 +5,16 @@ Every vN_*/matmul.cu: an @file block, its own namespace, and the four sections i
 (PTX wrappers, tile configuration, kernel, host launcher).  Then, per technique, the
 properties the text of the kernel can prove (the GPU tests prove the behaviour):
 
-v3+  the block barrier appears exactly once (before the roles split; from v5, where CTAs
+v3+  the block barrier appears exactly once (before the roles split; from v7, where CTAs
      work in clusters, a cluster barrier there and one before exit instead), the producer
      gives registers back and the consumers take them, under __launch_bounds__(threads, 1);
-v4+  the grid comes from the SM count (from v5, also from how many clusters fit), and the
+v4+  the grid comes from the SM count (from v7, also from how many clusters fit), and the
      barriers are initialised before the tile loop;
-v5   one wgmma.fence and one wait_group 0 in the kernel, wait_group 1 in the K loop, and no
-     zero-filled accumulators (the first MMA runs with scale-d = 0).
+v5+  one wgmma.fence and one wait_group 0 in the kernel, wait_group 1 in the K loop, and no
+     zero-filled accumulators (the first MMA runs with scale-d = 0);
+v6+  C leaves through TMA stores: shared-memory writes made visible to the async proxy
+     before the store, and a wait for TMA's reads before a buffer is written again;
+v7+  B arrives by TMA multicast, and consumers release stages in every CTA of the cluster.
 """
 import os
 import re
@@ -45,7 +48,7 @@ def check(version, src):
         problems.append("the four sections are missing or out of order")
         return problems
     kernel = kernel_text(src)
-    if number >= 5:
+    if number >= 7:
         if calls(src, "__syncthreads") != 0 or calls(kernel, "barrier_cluster_wait") != 2:
             problems.append("a cluster barrier before the roles split and one before exit, "
                             "and no __syncthreads()")
@@ -60,7 +63,7 @@ def check(version, src):
     if number >= 4:
         if "cudaDevAttrMultiProcessorCount" not in src:
             problems.append("the persistent grid must come from the SM count")
-        if number >= 5 and "cudaOccupancyMaxActiveClusters" not in src:
+        if number >= 7 and "cudaOccupancyMaxActiveClusters" not in src:
             problems.append("a clustered grid must come from how many clusters fit at once")
         first_init = kernel.find("mbarrier_init(")
         first_tile_loop = kernel.find("for (int tile")
@@ -75,6 +78,15 @@ def check(version, src):
             problems.append("no wait_group 1 in the K loop")
         if re.search(r"float acc\[[^;]*\]\s*=\s*\{\}", kernel):
             problems.append("accumulators are zero-filled; the first MMA should use scale-d = 0")
+    if number >= 6:
+        for name in ["tma_store_2d", "fence_proxy_async_shared", "bulk_commit_group"]:
+            if calls(kernel, name) < 1:
+                problems.append(f"the TMA-store epilogue calls {name}")
+        if not re.search(r"bulk_wait_group_read<", kernel):
+            problems.append("no wait for TMA's reads before a store buffer is written again")
+    if number >= 7:
+        if calls(kernel, "tma_load_2d_multicast") < 1 or calls(kernel, "mbarrier_arrive_cluster") < 1:
+            problems.append("B by TMA multicast, stages released in every CTA of the cluster")
     return problems
 
 

@@ -31,6 +31,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
+#include "v5_async_wgmma/matmul.h"
 
 namespace v5_async_wgmma {
 
@@ -269,6 +270,9 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 #ifndef HM_GROUP_M
 #define HM_GROUP_M 8
 #endif
+#ifndef HM_CONSUMERS_IN_STEP
+#define HM_CONSUMERS_IN_STEP 1
+#endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
@@ -301,12 +305,6 @@ static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
 static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
               "setmaxnreg counts are multiples of 8");
 static_assert(GROUP_M >= 1, "a group holds at least one tile row");
-
-/// Row and column (in tiles) of an output tile.
-struct TileCoord {
-  int m;  ///< tile row
-  int n;  ///< tile column
-};
 
 /// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
 /// taken GROUP_M at a time, and inside a group the tiles go down a column before moving
@@ -458,7 +456,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Step 9: the two consumers meet once per slice.  With a group left in flight nothing
       // else keeps them at one pace: one can run a slice ahead, and a stage, released only
       // by both, then stays held for three slices instead of two.
-      named_barrier_sync(kBarConsumers, 128 * kConsumers);
+      if (HM_CONSUMERS_IN_STEP) named_barrier_sync(kBarConsumers, 128 * kConsumers);
     }
 
     // Step 10: the one full wait: the last slice's group, then its stage.

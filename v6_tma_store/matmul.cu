@@ -30,6 +30,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
+#include "v6_tma_store/matmul.h"
 
 namespace v6_tma_store {
 
@@ -377,12 +378,6 @@ static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
 static_assert(GROUP_M >= 1, "a group holds at least one tile row");
 static_assert(BN % kStoreCols == 0 && kStoreCols % 64 == 0, "whole store boxes per chunk");
 static_assert((BN / kStoreCols) % kStoreBuffers == 0, "each tile starts on the first buffer");
-
-/// Row and column (in tiles) of an output tile.
-struct TileCoord {
-  int m;  ///< tile row
-  int n;  ///< tile column
-};
 
 /// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
 /// taken GROUP_M at a time, and inside a group the tiles go down a column before moving

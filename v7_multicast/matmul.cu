@@ -27,6 +27,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
+#include "v7_multicast/matmul.h"
 
 namespace v7_multicast {
 
@@ -375,6 +376,9 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 #ifndef HM_CLUSTER_M
 #define HM_CLUSTER_M 2
 #endif
+#ifndef HM_CLUSTER_N
+#define HM_CLUSTER_N 1
+#endif
 #ifndef HM_STORE_COLS
 #define HM_STORE_COLS 64
 #endif
@@ -399,9 +403,12 @@ constexpr int WM = BM / kConsumers;               ///< rows of C per consumer wa
 constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
 constexpr int GROUP_M = HM_GROUP_M;  ///< tile rows per group of the tile order
-/// CTAs per cluster, on vertically adjacent tiles: they need the same BN rows of B, so each
-/// loads BN / kClusterM of them and multicasts its share to all.
+/// A cluster is kClusterM × kClusterN CTAs on adjacent tiles.  Those in one tile column
+/// need the same BN rows of B, so each loads BN / kClusterM of them and multicasts its share
+/// to the column; those in one tile row share A the same way, BM / kClusterN rows each.
 constexpr int kClusterM = HM_CLUSTER_M;
+constexpr int kClusterN = HM_CLUSTER_N;
+constexpr int kClusterCtas = kClusterM * kClusterN;
 /// The epilogue's staging buffers, kStoreBuffers per consumer, each WM rows × kStoreCols
 /// columns of C as kStoreCols / 64 TMA boxes of [WM][64], 128B-swizzled.  A consumer sends
 /// its BN columns through them in BN / kStoreCols chunks, taking the buffers in turn.
@@ -414,9 +421,11 @@ constexpr int kStoreBytes = kStoreCols / 64 * kStoreBoxBytes;  ///< one buffer
 constexpr int kBarConsumers = 1;
 constexpr int kBarEpilogue = 2;  ///< + consumer index
 
-constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: kClusterN TMA boxes
+constexpr int kShareA = BM / kClusterN;   ///< rows of A one CTA loads for its tile row
+constexpr int kShareABytes = kShareA * BK * 2;  ///< one TMA box of A: [kShareA][64]
 constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: kClusterM TMA boxes
-constexpr int kShareB = BN / kClusterM;   ///< rows of B one CTA loads for its whole cluster
+constexpr int kShareB = BN / kClusterM;   ///< rows of B one CTA loads for its tile column
 constexpr int kShareBBytes = kShareB * BK * 2;  ///< one TMA box of B: [kShareB][64]
 /// STAGES A and B tiles, the consumers' store buffers, a full and an empty barrier per
 /// stage, and 1 KiB to round the base up to a swizzle atom.
@@ -435,15 +444,17 @@ static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
 static_assert(GROUP_M >= 1, "a group holds at least one tile row");
 static_assert(BN % kStoreCols == 0 && kStoreCols % 64 == 0, "whole store boxes per chunk");
 static_assert((BN / kStoreCols) % kStoreBuffers == 0, "each tile starts on the first buffer");
-static_assert(kClusterM == 1 || kClusterM == 2 || kClusterM == 4, "a portable cluster shape");
-static_assert(GROUP_M % kClusterM == 0, "a group holds whole clusters of tile rows");
-static_assert(kShareBBytes % 1024 == 0, "each CTA's share of B starts on a swizzle atom");
+/// The CTAs (bit r: rank r) of tile column 0 and of tile row 0 of a cluster tile: a CTA
+/// multicasts its share of B to its column, kColumnMask << (rn · kClusterM), and its share
+/// of A to its row, kRowMask << rm (rank r sits at row r % kClusterM, column r / kClusterM).
+constexpr uint16_t kColumnMask = (1u << kClusterM) - 1;
+constexpr uint16_t kRowMask = ((1u << kClusterCtas) - 1) / kColumnMask;  // bits 0, M, 2M, …
 
-/// Row and column (in tiles) of an output tile.
-struct TileCoord {
-  int m;  ///< tile row
-  int n;  ///< tile column
-};
+static_assert(kClusterCtas <= 8 && (kClusterCtas & (kClusterCtas - 1)) == 0,
+              "a portable cluster shape");
+static_assert(GROUP_M % kClusterM == 0, "a group holds whole clusters of tile rows");
+static_assert(kShareABytes % 1024 == 0 && kShareBBytes % 1024 == 0,
+              "each CTA's share of A and B starts on a swizzle atom");
 
 /// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
 /// taken GROUP_M at a time, and inside a group the tiles go down a column before moving
@@ -458,16 +469,17 @@ __host__ __device__ TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int
   return {first_m + in_group % rows, in_group / rows};
 }
 /// The tile CTA `rank` of a cluster computes for cluster tile `tile`.  Cluster tiles are
-/// `cluster_m` tile rows tall and walked in the grouped order of tile_coord(), `group_m` /
-/// `cluster_m` cluster rows per group; CTA r takes the r-th tile row of each.  Where tiles_m
-/// is not a multiple of cluster_m, the last cluster row has CTAs whose tile row is tiles_m
-/// or more: they load zeros and store nothing.  Host and device: the tests check it without
-/// a GPU.
+/// `cluster_m` × `cluster_n` tiles, walked in the grouped order of tile_coord(), `group_m` /
+/// `cluster_m` cluster rows per group; CTA r takes tile row r % cluster_m and tile column
+/// r / cluster_m of each.  Where tiles_m or tiles_n is not a multiple, the last cluster
+/// row or column has CTAs whose tile lies past the matrix: they load zeros and store
+/// nothing.  Host and device: the tests check it without a GPU.
 __host__ __device__ TileCoord cluster_tile_coord(int tile, int rank, int tiles_m, int tiles_n,
-                                                 int group_m, int cluster_m) {
+                                                 int group_m, int cluster_m, int cluster_n) {
   const int cluster_rows = (tiles_m + cluster_m - 1) / cluster_m;
-  const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, group_m / cluster_m);
-  return {tc.m * cluster_m + rank, tc.n};
+  const int cluster_cols = (tiles_n + cluster_n - 1) / cluster_n;
+  const TileCoord tc = tile_coord(tile, cluster_rows, cluster_cols, group_m / cluster_m);
+  return {tc.m * cluster_m + rank % cluster_m, tc.n * cluster_n + rank / cluster_m};
 }
 static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
 
@@ -532,7 +544,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(full + 8 * s, 1);
-      mbarrier_init(empty + 8 * s, 4 * kConsumers * kClusterM);
+      mbarrier_init(empty + 8 * s, 4 * kConsumers * kClusterCtas);
     }
     fence_mbarrier_init();
   }
@@ -550,11 +562,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     barrier_cluster_wait();
   };
   const int k_tiles = (k + BK - 1) / BK;
-  const int rank = int(cluster_ctarank());       // which BM rows of the cluster tile are ours
-  const int cluster = blockIdx.x / kClusterM;    // clusters are kClusterM consecutive CTAs
-  const int clusters = gridDim.x / kClusterM;
-  const int cluster_rows = (tiles_m + kClusterM - 1) / kClusterM;
-  const int tiles = cluster_rows * tiles_n;      // cluster tiles: kClusterM·BM × BN each
+  const int rank = int(cluster_ctarank());       // which tile of the cluster tile is ours
+  const int rm = rank % kClusterM, rn = rank / kClusterM;  // its tile row and column in it
+  const int cluster = blockIdx.x / kClusterCtas;  // clusters are consecutive CTAs
+  const int clusters = gridDim.x / kClusterCtas;
+  const int tiles = ((tiles_m + kClusterM - 1) / kClusterM) *  // cluster tiles
+                    ((tiles_n + kClusterN - 1) / kClusterN);
 
   if (wg == 0) {
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
@@ -568,18 +581,23 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
       for (int tile = cluster; tile < tiles; tile += clusters) {
         const TileCoord tc =
-            cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
+            cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM, kClusterN);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
           const int s = it % STAGES;
           mbarrier_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
-          tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
-          const uint32_t share = sB + s * kTileBBytes + rank * kShareBBytes;
-          if constexpr (kClusterM == 1)
-            tma_load_2d(share, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
+          const uint32_t share_a = sA + s * kTileABytes + rn * kShareABytes;
+          if constexpr (kClusterN == 1)
+            tma_load_2d(share_a, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
           else
-            tma_load_2d_multicast(share, &tma_b, full + 8 * s, kt * BK,
-                                  tc.n * BN + rank * kShareB, (1u << kClusterM) - 1);
+            tma_load_2d_multicast(share_a, &tma_a, full + 8 * s, kt * BK,
+                                  tc.m * BM + rn * kShareA, kRowMask << rm);
+          const uint32_t share_b = sB + s * kTileBBytes + rm * kShareBBytes;
+          if constexpr (kClusterM == 1)
+            tma_load_2d(share_b, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
+          else
+            tma_load_2d_multicast(share_b, &tma_b, full + 8 * s, kt * BK,
+                                  tc.n * BN + rm * kShareB, kColumnMask << (rn * kClusterM));
         }
       }
     }
@@ -615,12 +633,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   // lane 0 of each warp arrives on that stage's empty barrier in each CTA.
   const auto release = [&](int stage) {
     if (lane == 0)
-      for (int r = 0; r < kClusterM; ++r)
+      for (int r = 0; r < kClusterCtas; ++r)
         mbarrier_arrive_cluster(mapa_shared_cluster(empty + 8 * stage, r));
   };
   uint32_t it = 0;
   for (int tile = cluster; tile < tiles; tile += clusters) {
-    const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
+    const TileCoord tc =
+        cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM, kClusterN);
     float acc[BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
 
     for (int kt = 0; kt < k_tiles; ++kt, ++it) {
@@ -730,7 +749,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // =========================================================================================
 
 /// This version's launch configuration, listed by `hopper-matmul list` and in the docs.
-extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1, kClusterM};
+extern const hm::KernelConfig kConfig = {kThreads,  kSmemBytes, BM, BN, BK, STAGES, 1,
+                                         kClusterCtas};
 
 /// Raises the kernel's shared-memory limit and launches it for element type T, in clusters
 /// of kClusterM CTAs, as many clusters as fit on the GPU at once (or one per cluster tile).
@@ -745,9 +765,9 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
 
   cudaLaunchAttribute cluster_shape = {};
   cluster_shape.id = cudaLaunchAttributeClusterDimension;
-  cluster_shape.val.clusterDim = {unsigned(kClusterM), 1, 1};
+  cluster_shape.val.clusterDim = {unsigned(kClusterCtas), 1, 1};
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(sms / kClusterM * kClusterM));
+  config.gridDim = dim3(unsigned(sms / kClusterCtas * kClusterCtas));
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = kSmemBytes;
   config.stream = stream;
@@ -763,9 +783,10 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   }
   if (clusters < 1)
     return hm::Status::error(HM_VERSION ": not even one cluster of " +
-                             std::to_string(kClusterM) + " CTAs fits on this GPU");
-  const int64_t cluster_tiles = int64_t((tiles_m + kClusterM - 1) / kClusterM) * tiles_n;
-  config.gridDim = dim3(unsigned(kClusterM * std::min<int64_t>(clusters, cluster_tiles)));
+                             std::to_string(kClusterCtas) + " CTAs fits on this GPU");
+  const int64_t cluster_tiles =
+      int64_t((tiles_m + kClusterM - 1) / kClusterM) * ((tiles_n + kClusterN - 1) / kClusterN);
+  config.gridDim = dim3(unsigned(kClusterCtas * std::min<int64_t>(clusters, cluster_tiles)));
   HM_CUDA_TRY(cudaLaunchKernelEx(&config, &matmul_kernel<T, kTmaStore>, tma_a, tma_b, tma_c,
                                  static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m,
                                  tiles_n));
@@ -783,7 +804,7 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   CUtensorMap tma_a, tma_b, tma_c = {};
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = kShareA, .box_cols = BK, .swizzle = hm::Swizzle::b128},
                          &tma_a));
   HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,

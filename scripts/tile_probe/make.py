@@ -42,10 +42,14 @@ def instrument(source, ns, name, pad, tile, first_slice, step9):
     the comment that opens the epilogue."""
     text = sub(source, f"namespace {ns} {{", f"namespace {name} {{" + HELPERS, "namespace")
     text = sub(text, f"}}  // namespace {ns}", f"}}  // namespace {name}", "namespace end")
+    # The version's own header, renamed the same way, and its name for the error messages.
+    header = (root / ns / "matmul.h").read_text().replace(ns, name)
+    text = sub(text, f'#include "{ns}/matmul.h"\n', header, "own header")
+    text = f'#undef HM_VERSION\n#define HM_VERSION "{name}"\n' + text
     entry = "  extern __shared__ uint8_t smem_raw[];\n"
     text = sub(text, entry, entry + "  if (threadIdx.x == 0) probe_put(g_probe + 16 * blockIdx.x, 10);\n",
                "CTA entry")
-    acc = f"{pad}float acc[kMmaM][BN / 2] = {{}};"
+    acc = f"{pad}float acc[BN / 2] = {{}};"
     text = sub(text, acc + "  // this thread's part of the warpgroup's WM×BN tile\n",
                f"{acc}\n{pad}unsigned long long* rec = g_probe + 16 * {tile};\n"
                f"{pad}const bool pr = threadIdx.x == 128;\n"
@@ -53,7 +57,7 @@ def instrument(source, ns, name, pad, tile, first_slice, step9):
                f'{pad}if (pr) {{ mbarrier_wait({first_slice}, "probe"); probe_put(rec, 4); }}\n',
                "K loop start")
     text = sub(text, pad + step9, f"{pad}if (pr) probe_put(rec, 6);\n{pad}{step9}", "K loop end")
-    stores = f"acc[mt][4 * j + 2], acc[mt][4 * j + 3]);\n{pad}  }}\n{pad}}}\n"
+    stores = f"acc[4 * j + 2], acc[4 * j + 3]);\n{pad}}}\n"
     return sub(text, stores, f"{stores}{pad}if (pr) probe_put(rec, 8);\n", "epilogue end")
 
 
