@@ -27,6 +27,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
+#include "v0_mma_sync/matmul.h"
 
 namespace v0_mma_sync {
 

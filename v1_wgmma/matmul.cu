@@ -35,6 +35,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
+#include "v1_wgmma/matmul.h"
 
 namespace v1_wgmma {
 

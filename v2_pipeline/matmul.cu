@@ -37,6 +37,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
+#include "v2_pipeline/matmul.h"
 
 namespace v2_pipeline {
 

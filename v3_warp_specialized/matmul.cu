@@ -30,6 +30,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
+#include "v3_warp_specialized/matmul.h"
 
 namespace v3_warp_specialized {
 

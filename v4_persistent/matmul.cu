@@ -33,6 +33,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
+#include "v4_persistent/matmul.h"
 
 namespace v4_persistent {
 
@@ -325,12 +326,6 @@ static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "the warpgroups' registers must fit the SM's register file");
 static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0, "setmaxnreg counts are multiples of 8");
 static_assert(GROUP_M >= 1, "a group holds at least one tile row");
-
-/// Row and column (in tiles) of an output tile.
-struct TileCoord {
-  int m;  ///< tile row
-  int n;  ///< tile column
-};
 
 /// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
 /// taken GROUP_M at a time, and inside a group the tiles go down a column before moving

@@ -42,6 +42,7 @@
 #include "common/registry.h"
 #include "common/status.h"
 #include "common/tma.h"
+#include "v5_async_wgmma/matmul.h"
 
 namespace v5_async_wgmma {
 
@@ -459,12 +460,6 @@ static_assert(kClusterM == 1 || kClusterM == 2 || kClusterM == 4, "a portable cl
 static_assert(GROUP_M % kClusterM == 0, "a group holds whole clusters of tile rows");
 static_assert(kShareBBytes % 1024 == 0, "each CTA's share of B starts on a swizzle atom");
 static_assert(BN % kStoreCols == 0 && kStoreCols % 64 == 0, "whole store boxes per round");
-
-/// Row and column (in tiles) of an output tile.
-struct TileCoord {
-  int m;  ///< tile row
-  int n;  ///< tile column
-};
 
 /// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
 /// taken GROUP_M at a time, and inside a group the tiles go down a column before moving
