@@ -36,7 +36,6 @@ from sphinx.util.nodes import nested_parse_with_titles
 
 # The readers the checks and the plots use, so that the docs read the same inputs the same way.
 _ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(_ROOT, "tests"))
 sys.path.insert(0, os.path.join(_ROOT, "scripts"))
 from hm_results import LADDER_SHAPE, geomean, load, pick  # noqa: E402
 from resource_check import parse_report  # noqa: E402
