@@ -1,7 +1,8 @@
 /** @file
  *  The version registry: every `vN_*` kernel, its one-line technique and its launcher.
- *  The command-line tool, the tests and the benchmarks iterate this list, and a test
- *  fails when a `vN_*` folder is missing from it.
+ *  The command-line tool, the tests and the benchmarks iterate this list.  Nothing here
+ *  names a version: CMake writes the table from the version folders, each of which exports
+ *  its row's parts (`kTechnique`, `matmul`, `kConfig`) in its own header, `matmul.h`.
  */
 #pragma once
 
@@ -37,5 +38,11 @@ std::span<const Version> versions();
 
 /// The version called `name`, or nullptr.
 const Version* find_version(std::string_view name);
+
+namespace detail {
+/// The table behind versions(): one row per `v*_*/matmul.cu`, in ladder order, defined in
+/// the build's `generated/versions.cpp`, which CMake writes from common/versions.cpp.in.
+std::span<const Version> version_table();
+}  // namespace detail
 
 }  // namespace hm

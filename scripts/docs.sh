@@ -31,6 +31,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 export HM_DOCS_BUILD=$build
+# Every version folder, for docs/Doxyfile's INPUT.
+HM_VERSION_DIRS=$(for f in v*_*/matmul.cu; do dirname "$f"; done | sort -V | tr '\n' ' ')
+export HM_VERSION_DIRS
 rm -rf "$build/doxygen" "$build/html" "$build/doxygen-warnings.txt"
 doxygen docs/Doxyfile
 if [ -s "$build/doxygen-warnings.txt" ]; then

@@ -74,7 +74,7 @@ echo
 echo "================ gpu_check summary ================"
 printf '%s\n' "${summary[@]}"
 [ -f "$out/ctest_summary.tmp" ] && cat "$out/ctest_summary.tmp" && rm -f "$out/ctest_summary.tmp"
-python3 tests/resource_check.py check build/release/ptxas/*.txt 2>/dev/null | sed 's/^/      /'
+python3 scripts/resource_check.py check build/release/ptxas/*.txt 2>/dev/null | sed 's/^/      /'
 echo "-- ladder"
 grep -vE "^==" "$out/ladder.txt" 2>/dev/null | grep -E "^(GPU|Problem|Protocol|version|cublas|v[0-9])"
 exit $failed

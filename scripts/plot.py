@@ -22,15 +22,20 @@ import argparse
 import os
 import sys
 
-import matplotlib
+from hm_results import LADDER_SHAPE, geomean, load, pick, versions_in
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+# matplotlib is imported here but needed only to draw, so that --help works without it and
+# a missing install is one line that says what to install, not a traceback.
+try:
+    import matplotlib
 
-from hm_results import LADDER_SHAPE, geomean, load, pick, versions_in  # noqa: E402
-
-plt.rcParams["svg.hashsalt"] = "hopper-matmul"
-plt.rcParams["font.size"] = 9
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    plt = None
+else:
+    plt.rcParams["svg.hashsalt"] = "hopper-matmul"
+    plt.rcParams["font.size"] = 9
 
 # Dense bf16/fp16 tensor-core peak of the H100/H200 SXM at boost clock (NVIDIA datasheet).
 DENSE_PEAK_TFLOPS = 989.4
@@ -185,6 +190,8 @@ def main():
     ap.add_argument("--mine", nargs="*", default=[])
     ap.add_argument("--readme")
     args = ap.parse_args()
+    if plt is None:
+        sys.exit("plot.py needs matplotlib: sudo apt-get install python3-matplotlib")
     rows, env = load(args.bench)
     if not pick(rows, "cublas", "bf16", LADDER_SHAPE):
         sys.exit(f"{args.bench} has no 8192³ bf16 cuBLAS result to plot against")

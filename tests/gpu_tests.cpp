@@ -36,8 +36,8 @@ struct Shape {
   int64_t m, n, k;
 };
 
-/// The shapes every version must get right (ARCHITECTURE.md, "Checks that hold for every
-/// version").  K per stage is 64 or 128 and tiles are 128×128 up to 128×256, so these
+/// The shapes every version must get right (CONTRIBUTING.md, "The checks every version
+/// passes").  K per stage is 64 or 128 and tiles are 128×128 up to 128×256, so these
 /// cover partial tiles, K shorter than one stage and than the whole ring, and odd counts of
 /// K slices.
 const Shape kShapes[] = {

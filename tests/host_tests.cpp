@@ -22,34 +22,14 @@
 #include "common/tma.h"
 #include "tests/test_util.h"
 
-// The wgmma shared-memory descriptor encoders (host and device functions in each version).
-namespace v1_wgmma {
-uint64_t smem_descriptor(uint32_t smem_addr);
-}
-namespace v2_pipeline {
-uint64_t smem_descriptor(uint32_t smem_addr);
-}
-namespace v3_warp_specialized {
-uint64_t smem_descriptor(uint32_t smem_addr);
-}
-namespace v4_persistent {
-uint64_t smem_descriptor(uint32_t smem_addr);
-struct TileCoord {
-  int m;
-  int n;
-};
-TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int group_m);
-}  // namespace v4_persistent
-namespace v5_async_wgmma {
-uint64_t smem_descriptor(uint32_t smem_addr);
-struct TileCoord {
-  int m;
-  int n;
-};
-TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int group_m);
-TileCoord cluster_tile_coord(int tile, int rank, int tiles_m, int tiles_n, int group_m,
-                             int cluster_m);
-}  // namespace v5_async_wgmma
+// What the descriptor and tile-order tests below check, as each version exports it.
+#include "v1_wgmma/matmul.h"
+#include "v2_pipeline/matmul.h"
+#include "v3_warp_specialized/matmul.h"
+#include "v4_persistent/matmul.h"
+#include "v5_async_wgmma/matmul.h"
+#include "v6_tma_store/matmul.h"
+#include "v7_multicast/matmul.h"
 
 namespace {
 
@@ -275,7 +255,9 @@ INSTANTIATE_TEST_SUITE_P(Versions, WgmmaDescriptor,
                              std::pair{"v2_pipeline", &v2_pipeline::smem_descriptor},
                              std::pair{"v3_warp_specialized", &v3_warp_specialized::smem_descriptor},
                              std::pair{"v4_persistent", &v4_persistent::smem_descriptor},
-                             std::pair{"v5_async_wgmma", &v5_async_wgmma::smem_descriptor}),
+                             std::pair{"v5_async_wgmma", &v5_async_wgmma::smem_descriptor},
+                             std::pair{"v6_tma_store", &v6_tma_store::smem_descriptor},
+                             std::pair{"v7_multicast", &v7_multicast::smem_descriptor}),
                          [](const auto& info) { return std::string(info.param.first); });
 
 // ---------------------------------------------------------------------------------------
@@ -314,37 +296,42 @@ void check_tile_order(Coord (*tile_coord)(int, int, int, int)) {
 
 TEST(TileOrder, EveryTileVisitedOnceV4) { check_tile_order(&v4_persistent::tile_coord); }
 TEST(TileOrder, EveryTileVisitedOnceV5) { check_tile_order(&v5_async_wgmma::tile_coord); }
+TEST(TileOrder, EveryTileVisitedOnceV6) { check_tile_order(&v6_tma_store::tile_coord); }
+TEST(TileOrder, EveryTileVisitedOnceV7) { check_tile_order(&v7_multicast::tile_coord); }
 
-// v5's clusters: cluster tile t of a cluster of cluster_m CTAs gives CTA r one tile; the
-// CTAs of a cluster share a tile column (the B they multicast) on consecutive tile rows.
-// Every tile of the grid is computed exactly once, and the only CTAs without a real tile are
-// in the last cluster row, when tiles_m is not a multiple of cluster_m.
-TEST(TileOrder, EveryTileVisitedOnceByClustersV5) {
+// v7's clusters: cluster tile t of a cluster of cluster_m × cluster_n CTAs gives CTA r one
+// tile, at tile row r % cluster_m and tile column r / cluster_m of the cluster tile: CTAs of
+// one tile column share the B they multicast, CTAs of one tile row the A.  Every tile of the
+// grid is computed exactly once, and the only CTAs without a real tile are in the last
+// cluster row or column, when tiles_m or tiles_n is not a multiple of the cluster's side.
+TEST(TileOrder, EveryTileVisitedOnceByClustersV7) {
   const int grids[][2] = {{1, 1}, {1, 7}, {7, 1}, {8, 8}, {9, 5}, {64, 32}, {63, 33},
                           {17, 130}, {33, 9}, {3, 100}, {65, 65}};
+  const int shapes[][2] = {{1, 1}, {2, 1}, {1, 2}, {2, 2}, {4, 1}};
   for (const auto& [tiles_m, tiles_n] : grids) {
-    for (const int cluster_m : {1, 2}) {
-      for (const int group : {2, 4, 8, 16}) {
-        const int cluster_rows = (tiles_m + cluster_m - 1) / cluster_m;
+    for (const auto& [cluster_m, cluster_n] : shapes) {
+      for (const int group : {4, 8, 16}) {
+        const int rows = (tiles_m + cluster_m - 1) / cluster_m;
+        const int cols = (tiles_n + cluster_n - 1) / cluster_n;
         std::vector<int> visits(size_t(tiles_m * tiles_n), 0);
-        for (int tile = 0; tile < cluster_rows * tiles_n; ++tile) {
-          const auto first = v5_async_wgmma::cluster_tile_coord(tile, 0, tiles_m, tiles_n, group,
-                                                                cluster_m);
-          for (int rank = 0; rank < cluster_m; ++rank) {
-            const auto c = v5_async_wgmma::cluster_tile_coord(tile, rank, tiles_m, tiles_n,
-                                                              group, cluster_m);
-            ASSERT_EQ(c.n, first.n) << "the CTAs of a cluster share a tile column";
-            ASSERT_EQ(c.m, first.m + rank) << "the CTAs of a cluster take consecutive rows";
-            ASSERT_TRUE(c.n >= 0 && c.n < tiles_n && c.m >= 0 && c.m < cluster_rows * cluster_m)
+        for (int tile = 0; tile < rows * cols; ++tile) {
+          const auto first = v7_multicast::cluster_tile_coord(tile, 0, tiles_m, tiles_n, group,
+                                                              cluster_m, cluster_n);
+          for (int rank = 0; rank < cluster_m * cluster_n; ++rank) {
+            const auto c = v7_multicast::cluster_tile_coord(tile, rank, tiles_m, tiles_n, group,
+                                                            cluster_m, cluster_n);
+            ASSERT_EQ(c.m, first.m + rank % cluster_m) << "a tile column holds consecutive rows";
+            ASSERT_EQ(c.n, first.n + rank / cluster_m) << "a tile row holds consecutive columns";
+            ASSERT_TRUE(c.m >= 0 && c.m < rows * cluster_m && c.n >= 0 && c.n < cols * cluster_n)
                 << "cluster tile " << tile << ", rank " << rank << " of " << tiles_m << "x"
                 << tiles_n << " maps to (" << c.m << ", " << c.n << ")";
-            if (c.m < tiles_m) ++visits[size_t(c.m * tiles_n + c.n)];
+            if (c.m < tiles_m && c.n < tiles_n) ++visits[size_t(c.m * tiles_n + c.n)];
           }
         }
         for (size_t i = 0; i < visits.size(); ++i)
           ASSERT_EQ(visits[i], 1) << "tile (" << i / tiles_n << ", " << i % tiles_n << ") of "
                                   << tiles_m << "x" << tiles_n << ", cluster " << cluster_m
-                                  << ", group " << group;
+                                  << "x" << cluster_n << ", group " << group;
       }
     }
   }
@@ -379,13 +366,17 @@ TEST(Registry, EveryVersionFolderIsRegistered) {
   ASSERT_FALSE(folders.empty()) << "no v*_* folder under " << HM_SOURCE_DIR;
   std::set<std::string> registered;
   for (const hm::Version& v : hm::versions()) registered.insert(std::string(v.name));
+  // The registry is generated from the v*_*/matmul.cu folders CMake found: a folder without
+  // matmul.cu, or one added since the last configure, shows up here.
   for (const std::string& f : folders)
-    EXPECT_TRUE(registered.count(f)) << f << "/ is not in common/registry.cpp";
+    EXPECT_TRUE(registered.count(f)) << f << "/ is not registered (no matmul.cu, or the build "
+                                     << "was configured before it existed: re-run cmake)";
   for (const std::string& r : registered)
     EXPECT_TRUE(folders.count(r)) << r << " is registered but has no folder";
   for (const std::string& f : folders)
-    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(HM_SOURCE_DIR) / f / "matmul.cu"))
-        << f << "/ has no matmul.cu";
+    for (const char* file : {"matmul.cu", "matmul.h"})
+      EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(HM_SOURCE_DIR) / f / file))
+          << f << "/ has no " << file;
 }
 
 TEST(Registry, VersionsAreInLadderOrderAndDescribed) {

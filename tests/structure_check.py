@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Checks that each version file is laid out and built the way its chapter says.
 
-Every vN_*/matmul.cu: an @file block, its own namespace, and the four sections in order
-(PTX wrappers, tile configuration, kernel, host launcher).  Then, per technique, the
+Every vN_*/matmul.cu: an @file block, its own namespace, its own header included (the
+matmul.h the registry and the tests read), and the four sections in order (PTX wrappers,
+tile configuration, kernel, host launcher).  Then, per technique, the
 properties the text of the kernel can prove (the GPU tests prove the behaviour):
 
 v3+  the block barrier appears exactly once (before the roles split; from v7, where CTAs
@@ -43,6 +44,8 @@ def check(version, src):
         problems.append("no @file block")
     if f"namespace {version} {{" not in src:
         problems.append(f"no 'namespace {version}'")
+    if f'#include "{version}/matmul.h"' not in src:
+        problems.append(f'does not include its own header, "{version}/matmul.h"')
     positions = [src.find(s) for s in SECTIONS]
     if -1 in positions or positions != sorted(positions):
         problems.append("the four sections are missing or out of order")

@@ -17,6 +17,10 @@
 .. hm-source-stats:: v2_pipeline
    One line: how many lines the version's file has and how many the diff changes.
 
+.. hm-version-api::
+   The API reference of every version folder, in ladder order: one Breathe
+   ``doxygennamespace`` with its members per version (docs/api/versions.rst).
+
 Each directive fails the build (an error, not a warning) when its input is missing.
 """
 import difflib
@@ -32,7 +36,6 @@ from sphinx.util.nodes import nested_parse_with_titles
 
 # The readers the checks and the plots use, so that the docs read the same inputs the same way.
 _ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-sys.path.insert(0, os.path.join(_ROOT, "tests"))
 sys.path.insert(0, os.path.join(_ROOT, "scripts"))
 from hm_results import LADDER_SHAPE, geomean, load, pick  # noqa: E402
 from resource_check import parse_report  # noqa: E402
@@ -204,6 +207,17 @@ class MeasuredDirective(HmDirective):
         return self.rst("\n".join(out))
 
 
+class VersionApiDirective(Directive):
+    def run(self):
+        env = self.state.document.settings.env
+        text = "\n\n".join(f".. doxygennamespace:: {v}\n   :members:"
+                            for v in versions(env.config.hm_root))
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(text.splitlines(), source=self.name), node)
+        return node.children
+
+
 def setup(app):
     app.add_config_value("hm_root", "", "env")
     app.add_config_value("hm_ptxas_dir", "", "env")
@@ -213,4 +227,5 @@ def setup(app):
     app.add_directive("hm-resources", ResourcesDirective)
     app.add_directive("hm-measured", MeasuredDirective)
     app.add_directive("hm-source-stats", SourceStatsDirective)
+    app.add_directive("hm-version-api", VersionApiDirective)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -7,6 +7,7 @@ the loop's own code is unchanged), at the end of the K loop and at the end of th
 thread 0 records them at CTA entry.  Everything else is the kernels' own code.  Each edit
 is anchored on an exact line of the source and fails loudly if the source has changed."""
 import pathlib
+import re
 import sys
 
 root = pathlib.Path(__file__).resolve().parents[2]
@@ -40,11 +41,14 @@ def instrument(source, ns, name, pad, tile, first_slice, step9):
     """The probe edits of one kernel.  `pad` indents the tile's body, `tile` is the tile's
     index expression, `first_slice` the barrier and parity of its first K slice, `step9`
     the comment that opens the epilogue."""
-    text = sub(source, f"namespace {ns} {{", f"namespace {name} {{" + HELPERS, "namespace")
+    # The copy lives in its own namespace; the types the version's header defines (TileCoord)
+    # stay the version's, so the copy names them from there.
+    header = (root / ns / "matmul.h").read_text()
+    types = "".join(f"using {ns}::{t};\n" for t in re.findall(r"^struct (\w+) \{", header, re.M))
+    text = sub(source, f"namespace {ns} {{", f"namespace {name} {{\n{types}" + HELPERS,
+               "namespace")
     text = sub(text, f"}}  // namespace {ns}", f"}}  // namespace {name}", "namespace end")
-    # The version's own header, renamed the same way, and its name for the error messages.
-    header = (root / ns / "matmul.h").read_text().replace(ns, name)
-    text = sub(text, f'#include "{ns}/matmul.h"\n', header, "own header")
+    # The name its error messages carry (CMake defines HM_VERSION for the version's own file).
     text = f'#undef HM_VERSION\n#define HM_VERSION "{name}"\n' + text
     entry = "  extern __shared__ uint8_t smem_raw[];\n"
     text = sub(text, entry, entry + "  if (threadIdx.x == 0) probe_put(g_probe + 16 * blockIdx.x, 10);\n",
