@@ -58,7 +58,7 @@ const Shape kShapes[] = {
     {"SkinnyN8", 8192, 8, 256},
     // Several tiles per CTA on 132 SMs, and 17 (BK 64) or 9 (BK 128) K slices.
     {"ManyTilesPerCtaOddKSlices", 3072, 4096, 1032},
-    // Odd tile rows (v5's last cluster of two has one tile past m), ragged N with rows still
+    // Odd tile rows (v7's last cluster of two has one tile past m), ragged N with rows still
     // 16-byte multiples (TMA stores, clipped), several tiles per cluster, 9 K slices.
     {"OddTileRowsSeveralTilesPerCluster", 4200, 2056, 520},
     {"Square2048", 2048, 2048, 2048},

@@ -9,9 +9,10 @@
  *  step (one per 64-row half of the tile), eight per K slice, no operand registers at all.
  *
  *  wgmma is asynchronous, so it comes with a protocol: `wgmma.fence` before the first MMA
- *  (prior register and shared-memory writes are visible to it), the MMAs, `commit_group`
- *  to close them into a group, `wait_group 0` to wait for that group.  v1 waits at once,
- *  which throws the asynchrony away on purpose: it is v0 with the instruction swapped.
+ *  (earlier accesses to the accumulator registers are ordered before it), the MMAs,
+ *  `commit_group` to close them into a group, `wait_group 0` to wait for that group.  v1
+ *  waits at once, which throws the asynchrony away on purpose: it is v0 with the
+ *  instruction swapped.
  *
  *  Why this tile: the freed fragment registers do not buy a larger tile here.  One
  *  warpgroup holding 128×256 would need 256 fp32 accumulators per thread, more than a

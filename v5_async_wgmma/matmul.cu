@@ -270,9 +270,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 #ifndef HM_GROUP_M
 #define HM_GROUP_M 8
 #endif
-#ifndef HM_CONSUMERS_IN_STEP
-#define HM_CONSUMERS_IN_STEP 1
-#endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
@@ -456,7 +453,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Step 9: the two consumers meet once per slice.  With a group left in flight nothing
       // else keeps them at one pace: one can run a slice ahead, and a stage, released only
       // by both, then stays held for three slices instead of two.
-      if (HM_CONSUMERS_IN_STEP) named_barrier_sync(kBarConsumers, 128 * kConsumers);
+      named_barrier_sync(kBarConsumers, 128 * kConsumers);
     }
 
     // Step 10: the one full wait: the last slice's group, then its stage.

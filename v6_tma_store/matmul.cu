@@ -4,7 +4,7 @@
  *
  *  v5's consumers wrote C straight from registers, 4 bytes per thread and store, clipped
  *  element by element, while the tensor cores idled.  v6's write the tile in chunks of
- *  kStoreCols columns into a 128B-swizzled shared-memory buffer, laid out as TMA boxes, and
+ *  kStoreCols columns into a 128B-swizzled shared-memory buffer, laid out as a TMA box, and
  *  one thread of the warpgroup hands each chunk to TMA, which writes whole lines to global
  *  memory, clips what lies past m and n, and reads the buffer on its own while the
  *  warpgroup goes on.  Before writing a buffer again the warpgroup waits only until TMA has
@@ -171,17 +171,6 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-/// `stmatrix.sync.aligned.m8n8.x4.shared.b16` — the warp stores four 8×8 matrices of 16-bit
-/// elements: lane l holds row l / 4, columns 2(l % 4) and +1 of each (`r0`…`r3`, one
-/// matrix each, as in a wgmma accumulator), and lanes 8i…8i+7 give the shared addresses of
-/// matrix i's eight rows.  PTX ISA, warp-level matrix instructions: stmatrix.
-__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1,
-                                            uint32_t r2, uint32_t r3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
-               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
-               : "memory");
-}
-
 /// `st.shared.b32` — one 32-bit store to shared memory.
 __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
@@ -323,17 +312,8 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 #ifndef HM_GROUP_M
 #define HM_GROUP_M 8
 #endif
-#ifndef HM_STORE_COLS
-#define HM_STORE_COLS 64
-#endif
 #ifndef HM_STORE_BUFFERS
 #define HM_STORE_BUFFERS 2
-#endif
-#ifndef HM_STMATRIX
-#define HM_STMATRIX 1
-#endif
-#ifndef HM_STORE_WAIT_EARLY
-#define HM_STORE_WAIT_EARLY 0
 #endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
@@ -347,13 +327,12 @@ constexpr int WM = BM / kConsumers;               ///< rows of C per consumer wa
 constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
 constexpr int GROUP_M = HM_GROUP_M;  ///< tile rows per group of the tile order
-/// The epilogue's staging buffers, kStoreBuffers per consumer, each WM rows × kStoreCols
-/// columns of C as kStoreCols / 64 TMA boxes of [WM][64], 128B-swizzled.  A consumer sends
-/// its BN columns through them in BN / kStoreCols chunks, taking the buffers in turn.
-constexpr int kStoreCols = HM_STORE_COLS;
+/// The epilogue's staging buffers, kStoreBuffers per consumer, each one TMA box of C:
+/// WM rows × kStoreCols columns, 128B-swizzled.  A consumer sends its BN columns through
+/// them in BN / kStoreCols chunks, taking the buffers in turn.
+constexpr int kStoreCols = 64;  ///< columns per chunk: one 128-byte swizzled row
 constexpr int kStoreBuffers = HM_STORE_BUFFERS;
-constexpr int kStoreBoxBytes = WM * 64 * 2;                    ///< one TMA store box: [WM][64]
-constexpr int kStoreBytes = kStoreCols / 64 * kStoreBoxBytes;  ///< one buffer
+constexpr int kStoreBytes = WM * kStoreCols * 2;  ///< one buffer, one TMA store box [WM][64]
 /// Hardware barriers (bar.sync), 0 being __syncthreads': the two consumers meet at one once
 /// per K slice, and each consumer has its own for the epilogue.
 constexpr int kBarConsumers = 1;
@@ -376,7 +355,7 @@ static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
 static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
               "setmaxnreg counts are multiples of 8");
 static_assert(GROUP_M >= 1, "a group holds at least one tile row");
-static_assert(BN % kStoreCols == 0 && kStoreCols % 64 == 0, "whole store boxes per chunk");
+static_assert(kStoreCols * 2 == 128, "a chunk is one 128-byte swizzle row wide");
 static_assert((BN / kStoreCols) % kStoreBuffers == 0, "each tile starts on the first buffer");
 
 /// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
@@ -432,7 +411,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
   const uint32_t sA = smem;                          // [STAGES][BM][64] T, 128B-swizzled
   const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BN][64] T, 128B-swizzled
-  const uint32_t sC = sB + STAGES * kTileBBytes;     // [kConsumers][kStoreBuffers][..][WM][64] T
+  const uint32_t sC = sB + STAGES * kTileBBytes;     // [kConsumers][kStoreBuffers][WM][64] T
   const uint32_t full = sC + kConsumers * kStoreBuffers * kStoreBytes;  // [STAGES] mbarriers
   const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
 
@@ -552,49 +531,23 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int chunk = 0; chunk < BN / kStoreCols; ++chunk) {
         const uint32_t buffer =
             sC + (consumer * kStoreBuffers + chunk % kStoreBuffers) * kStoreBytes;
-        if (!HM_STORE_WAIT_EARLY && leader) bulk_wait_group_read<kStoreBuffers - 1>();
+        if (leader) bulk_wait_group_read<kStoreBuffers - 1>();
         named_barrier_sync(kBarEpilogue + consumer, 128);
-#if HM_STMATRIX
-        // One stmatrix per two n8 blocks: lanes 0-15 address rows warp·16 + lane of block
-        // jj, lanes 16-31 the same rows of block jj + 1.
-        const int row = warp * 16 + lane % 16;
-#pragma unroll
-        for (int jj = 0; jj < kStoreCols / 8; jj += 2) {
-          const int j = chunk * (kStoreCols / 8) + jj;  // n8 block of the accumulators
-          const int block = jj + lane / 16;            // n8 block of the buffer, this lane's
-          const uint32_t at = buffer + (block / 8) * kStoreBoxBytes + row * 128 +
-                              ((block % 8) ^ (row % 8)) * 16;
-          const auto p0 = pack_pair<T>(acc[4 * j], acc[4 * j + 1]);
-          const auto p1 = pack_pair<T>(acc[4 * j + 2], acc[4 * j + 3]);
-          const auto p2 = pack_pair<T>(acc[4 * j + 4], acc[4 * j + 5]);
-          const auto p3 = pack_pair<T>(acc[4 * j + 6], acc[4 * j + 7]);
-          stmatrix_x4(at, *reinterpret_cast<const uint32_t*>(&p0),
-                      *reinterpret_cast<const uint32_t*>(&p1),
-                      *reinterpret_cast<const uint32_t*>(&p2),
-                      *reinterpret_cast<const uint32_t*>(&p3));
-        }
-#else
         const int row = warp * 16 + g;  // and row + 8: the same swizzle, row % 8 is equal
 #pragma unroll
         for (int jj = 0; jj < kStoreCols / 8; ++jj) {
           const int j = chunk * (kStoreCols / 8) + jj;  // n8 block of the accumulators
-          const uint32_t at =
-              buffer + (jj / 8) * kStoreBoxBytes + ((jj % 8) ^ (row % 8)) * 16 + 4 * t;
+          const uint32_t at = buffer + (jj ^ (row % 8)) * 16 + 4 * t;  // 16-byte unit jj
           const auto lo = pack_pair<T>(acc[4 * j], acc[4 * j + 1]);
           const auto hi = pack_pair<T>(acc[4 * j + 2], acc[4 * j + 3]);
           st_shared_b32(at + row * 128, *reinterpret_cast<const uint32_t*>(&lo));
           st_shared_b32(at + (row + 8) * 128, *reinterpret_cast<const uint32_t*>(&hi));
         }
-#endif
         fence_proxy_async_shared();
         named_barrier_sync(kBarEpilogue + consumer, 128);
         if (leader) {
-#pragma unroll
-          for (int b = 0; b < kStoreCols / 64; ++b)
-            tma_store_2d(&tma_c, buffer + b * kStoreBoxBytes,
-                         tc.n * BN + chunk * kStoreCols + b * 64, tc.m * BM + consumer * WM);
+          tma_store_2d(&tma_c, buffer, tc.n * BN + chunk * kStoreCols, tc.m * BM + consumer * WM);
           bulk_commit_group();
-          if (HM_STORE_WAIT_EARLY) bulk_wait_group_read<0>();
         }
       }
     } else {

@@ -182,17 +182,6 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-/// `stmatrix.sync.aligned.m8n8.x4.shared.b16` — the warp stores four 8×8 matrices of 16-bit
-/// elements: lane l holds row l / 4, columns 2(l % 4) and +1 of each (`r0`…`r3`, one
-/// matrix each, as in a wgmma accumulator), and lanes 8i…8i+7 give the shared addresses of
-/// matrix i's eight rows.  PTX ISA, warp-level matrix instructions: stmatrix.
-__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1,
-                                            uint32_t r2, uint32_t r3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr),
-               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
-               : "memory");
-}
-
 /// `st.shared.b32` — one 32-bit store to shared memory.
 __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
@@ -218,7 +207,8 @@ __device__ __forceinline__ uint32_t mapa_shared_cluster(uint32_t addr, uint32_t 
 /// `mbarrier.arrive.shared::cluster.b64` — one arrival on a barrier that may live in another
 /// CTA of the cluster (an address from mapa_shared_cluster).  Default (CTA-scope release)
 /// semantics: what it orders is this warp's finished wgmma reads of a stage, and the
-/// `.release.cluster` form, a cluster-wide fence on every arrival, made v5 1.7× slower.
+/// `.release.cluster` form, a cluster-wide fence on every arrival, made the clustered kernel
+/// 1.7× slower when it was first measured.
 /// PTX ISA §9.7.13.15.13.
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t remote_bar) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
@@ -376,20 +366,8 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 #ifndef HM_CLUSTER_M
 #define HM_CLUSTER_M 2
 #endif
-#ifndef HM_CLUSTER_N
-#define HM_CLUSTER_N 1
-#endif
-#ifndef HM_STORE_COLS
-#define HM_STORE_COLS 64
-#endif
 #ifndef HM_STORE_BUFFERS
 #define HM_STORE_BUFFERS 2
-#endif
-#ifndef HM_STMATRIX
-#define HM_STMATRIX 1
-#endif
-#ifndef HM_STORE_WAIT_EARLY
-#define HM_STORE_WAIT_EARLY 0
 #endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
@@ -403,29 +381,23 @@ constexpr int WM = BM / kConsumers;               ///< rows of C per consumer wa
 constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
 constexpr int GROUP_M = HM_GROUP_M;  ///< tile rows per group of the tile order
-/// A cluster is kClusterM × kClusterN CTAs on adjacent tiles.  Those in one tile column
-/// need the same BN rows of B, so each loads BN / kClusterM of them and multicasts its share
-/// to the column; those in one tile row share A the same way, BM / kClusterN rows each.
+/// CTAs per cluster, on vertically adjacent tiles: they need the same BN rows of B, so each
+/// loads BN / kClusterM of them and multicasts its share to all.
 constexpr int kClusterM = HM_CLUSTER_M;
-constexpr int kClusterN = HM_CLUSTER_N;
-constexpr int kClusterCtas = kClusterM * kClusterN;
-/// The epilogue's staging buffers, kStoreBuffers per consumer, each WM rows × kStoreCols
-/// columns of C as kStoreCols / 64 TMA boxes of [WM][64], 128B-swizzled.  A consumer sends
-/// its BN columns through them in BN / kStoreCols chunks, taking the buffers in turn.
-constexpr int kStoreCols = HM_STORE_COLS;
+/// The epilogue's staging buffers, kStoreBuffers per consumer, each one TMA box of C:
+/// WM rows × kStoreCols columns, 128B-swizzled.  A consumer sends its BN columns through
+/// them in BN / kStoreCols chunks, taking the buffers in turn.
+constexpr int kStoreCols = 64;  ///< columns per chunk: one 128-byte swizzled row
 constexpr int kStoreBuffers = HM_STORE_BUFFERS;
-constexpr int kStoreBoxBytes = WM * 64 * 2;                    ///< one TMA store box: [WM][64]
-constexpr int kStoreBytes = kStoreCols / 64 * kStoreBoxBytes;  ///< one buffer
+constexpr int kStoreBytes = WM * kStoreCols * 2;  ///< one buffer, one TMA store box [WM][64]
 /// Hardware barriers (bar.sync), 0 being __syncthreads': the two consumers meet at one once
 /// per K slice, and each consumer has its own for the epilogue.
 constexpr int kBarConsumers = 1;
 constexpr int kBarEpilogue = 2;  ///< + consumer index
 
-constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: kClusterN TMA boxes
-constexpr int kShareA = BM / kClusterN;   ///< rows of A one CTA loads for its tile row
-constexpr int kShareABytes = kShareA * BK * 2;  ///< one TMA box of A: [kShareA][64]
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
 constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: kClusterM TMA boxes
-constexpr int kShareB = BN / kClusterM;   ///< rows of B one CTA loads for its tile column
+constexpr int kShareB = BN / kClusterM;   ///< rows of B one CTA loads for its whole cluster
 constexpr int kShareBBytes = kShareB * BK * 2;  ///< one TMA box of B: [kShareB][64]
 /// STAGES A and B tiles, the consumers' store buffers, a full and an empty barrier per
 /// stage, and 1 KiB to round the base up to a swizzle atom.
@@ -442,19 +414,11 @@ static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
 static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
               "setmaxnreg counts are multiples of 8");
 static_assert(GROUP_M >= 1, "a group holds at least one tile row");
-static_assert(BN % kStoreCols == 0 && kStoreCols % 64 == 0, "whole store boxes per chunk");
+static_assert(kStoreCols * 2 == 128, "a chunk is one 128-byte swizzle row wide");
 static_assert((BN / kStoreCols) % kStoreBuffers == 0, "each tile starts on the first buffer");
-/// The CTAs (bit r: rank r) of tile column 0 and of tile row 0 of a cluster tile: a CTA
-/// multicasts its share of B to its column, kColumnMask << (rn · kClusterM), and its share
-/// of A to its row, kRowMask << rm (rank r sits at row r % kClusterM, column r / kClusterM).
-constexpr uint16_t kColumnMask = (1u << kClusterM) - 1;
-constexpr uint16_t kRowMask = ((1u << kClusterCtas) - 1) / kColumnMask;  // bits 0, M, 2M, …
-
-static_assert(kClusterCtas <= 8 && (kClusterCtas & (kClusterCtas - 1)) == 0,
-              "a portable cluster shape");
+static_assert(kClusterM == 1 || kClusterM == 2 || kClusterM == 4, "a portable cluster shape");
 static_assert(GROUP_M % kClusterM == 0, "a group holds whole clusters of tile rows");
-static_assert(kShareABytes % 1024 == 0 && kShareBBytes % 1024 == 0,
-              "each CTA's share of A and B starts on a swizzle atom");
+static_assert(kShareBBytes % 1024 == 0, "each CTA's share of B starts on a swizzle atom");
 
 /// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
 /// taken GROUP_M at a time, and inside a group the tiles go down a column before moving
@@ -469,17 +433,16 @@ __host__ __device__ TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int
   return {first_m + in_group % rows, in_group / rows};
 }
 /// The tile CTA `rank` of a cluster computes for cluster tile `tile`.  Cluster tiles are
-/// `cluster_m` × `cluster_n` tiles, walked in the grouped order of tile_coord(), `group_m` /
-/// `cluster_m` cluster rows per group; CTA r takes tile row r % cluster_m and tile column
-/// r / cluster_m of each.  Where tiles_m or tiles_n is not a multiple, the last cluster
-/// row or column has CTAs whose tile lies past the matrix: they load zeros and store
-/// nothing.  Host and device: the tests check it without a GPU.
+/// `cluster_m` tile rows tall and walked in the grouped order of tile_coord(), `group_m` /
+/// `cluster_m` cluster rows per group; CTA r takes the r-th tile row of each.  Where tiles_m
+/// is not a multiple of cluster_m, the last cluster row has CTAs whose tile row is tiles_m
+/// or more: they load zeros and store nothing.  Host and device: the tests check it without
+/// a GPU.
 __host__ __device__ TileCoord cluster_tile_coord(int tile, int rank, int tiles_m, int tiles_n,
-                                                 int group_m, int cluster_m, int cluster_n) {
+                                                 int group_m, int cluster_m) {
   const int cluster_rows = (tiles_m + cluster_m - 1) / cluster_m;
-  const int cluster_cols = (tiles_n + cluster_n - 1) / cluster_n;
-  const TileCoord tc = tile_coord(tile, cluster_rows, cluster_cols, group_m / cluster_m);
-  return {tc.m * cluster_m + rank % cluster_m, tc.n * cluster_n + rank / cluster_m};
+  const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, group_m / cluster_m);
+  return {tc.m * cluster_m + rank, tc.n};
 }
 static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
 
@@ -525,7 +488,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
   const uint32_t sA = smem;                          // [STAGES][BM][64] T, 128B-swizzled
   const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BN][64] T, 128B-swizzled
-  const uint32_t sC = sB + STAGES * kTileBBytes;     // [kConsumers][kStoreBuffers][..][WM][64] T
+  const uint32_t sC = sB + STAGES * kTileBBytes;     // [kConsumers][kStoreBuffers][WM][64] T
   const uint32_t full = sC + kConsumers * kStoreBuffers * kStoreBytes;  // [STAGES] mbarriers
   const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
 
@@ -544,7 +507,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(full + 8 * s, 1);
-      mbarrier_init(empty + 8 * s, 4 * kConsumers * kClusterCtas);
+      mbarrier_init(empty + 8 * s, 4 * kConsumers * kClusterM);
     }
     fence_mbarrier_init();
   }
@@ -562,12 +525,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     barrier_cluster_wait();
   };
   const int k_tiles = (k + BK - 1) / BK;
-  const int rank = int(cluster_ctarank());       // which tile of the cluster tile is ours
-  const int rm = rank % kClusterM, rn = rank / kClusterM;  // its tile row and column in it
-  const int cluster = blockIdx.x / kClusterCtas;  // clusters are consecutive CTAs
-  const int clusters = gridDim.x / kClusterCtas;
-  const int tiles = ((tiles_m + kClusterM - 1) / kClusterM) *  // cluster tiles
-                    ((tiles_n + kClusterN - 1) / kClusterN);
+  const int rank = int(cluster_ctarank());       // which BM rows of the cluster tile are ours
+  const int cluster = blockIdx.x / kClusterM;    // clusters are kClusterM consecutive CTAs
+  const int clusters = gridDim.x / kClusterM;
+  const int cluster_rows = (tiles_m + kClusterM - 1) / kClusterM;
+  const int tiles = cluster_rows * tiles_n;      // cluster tiles: kClusterM·BM × BN each
 
   if (wg == 0) {
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
@@ -581,23 +543,18 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
       for (int tile = cluster; tile < tiles; tile += clusters) {
         const TileCoord tc =
-            cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM, kClusterN);
+            cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
           const int s = it % STAGES;
           mbarrier_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
-          const uint32_t share_a = sA + s * kTileABytes + rn * kShareABytes;
-          if constexpr (kClusterN == 1)
-            tma_load_2d(share_a, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
-          else
-            tma_load_2d_multicast(share_a, &tma_a, full + 8 * s, kt * BK,
-                                  tc.m * BM + rn * kShareA, kRowMask << rm);
-          const uint32_t share_b = sB + s * kTileBBytes + rm * kShareBBytes;
+          tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
+          const uint32_t share = sB + s * kTileBBytes + rank * kShareBBytes;
           if constexpr (kClusterM == 1)
-            tma_load_2d(share_b, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
+            tma_load_2d(share, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
           else
-            tma_load_2d_multicast(share_b, &tma_b, full + 8 * s, kt * BK,
-                                  tc.n * BN + rm * kShareB, kColumnMask << (rn * kClusterM));
+            tma_load_2d_multicast(share, &tma_b, full + 8 * s, kt * BK,
+                                  tc.n * BN + rank * kShareB, (1u << kClusterM) - 1);
         }
       }
     }
@@ -633,13 +590,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   // lane 0 of each warp arrives on that stage's empty barrier in each CTA.
   const auto release = [&](int stage) {
     if (lane == 0)
-      for (int r = 0; r < kClusterCtas; ++r)
+      for (int r = 0; r < kClusterM; ++r)
         mbarrier_arrive_cluster(mapa_shared_cluster(empty + 8 * stage, r));
   };
   uint32_t it = 0;
   for (int tile = cluster; tile < tiles; tile += clusters) {
-    const TileCoord tc =
-        cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM, kClusterN);
+    const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
     float acc[BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
 
     for (int kt = 0; kt < k_tiles; ++kt, ++it) {
@@ -684,49 +640,23 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int chunk = 0; chunk < BN / kStoreCols; ++chunk) {
         const uint32_t buffer =
             sC + (consumer * kStoreBuffers + chunk % kStoreBuffers) * kStoreBytes;
-        if (!HM_STORE_WAIT_EARLY && leader) bulk_wait_group_read<kStoreBuffers - 1>();
+        if (leader) bulk_wait_group_read<kStoreBuffers - 1>();
         named_barrier_sync(kBarEpilogue + consumer, 128);
-#if HM_STMATRIX
-        // One stmatrix per two n8 blocks: lanes 0-15 address rows warp·16 + lane of block
-        // jj, lanes 16-31 the same rows of block jj + 1.
-        const int row = warp * 16 + lane % 16;
-#pragma unroll
-        for (int jj = 0; jj < kStoreCols / 8; jj += 2) {
-          const int j = chunk * (kStoreCols / 8) + jj;  // n8 block of the accumulators
-          const int block = jj + lane / 16;            // n8 block of the buffer, this lane's
-          const uint32_t at = buffer + (block / 8) * kStoreBoxBytes + row * 128 +
-                              ((block % 8) ^ (row % 8)) * 16;
-          const auto p0 = pack_pair<T>(acc[4 * j], acc[4 * j + 1]);
-          const auto p1 = pack_pair<T>(acc[4 * j + 2], acc[4 * j + 3]);
-          const auto p2 = pack_pair<T>(acc[4 * j + 4], acc[4 * j + 5]);
-          const auto p3 = pack_pair<T>(acc[4 * j + 6], acc[4 * j + 7]);
-          stmatrix_x4(at, *reinterpret_cast<const uint32_t*>(&p0),
-                      *reinterpret_cast<const uint32_t*>(&p1),
-                      *reinterpret_cast<const uint32_t*>(&p2),
-                      *reinterpret_cast<const uint32_t*>(&p3));
-        }
-#else
         const int row = warp * 16 + g;  // and row + 8: the same swizzle, row % 8 is equal
 #pragma unroll
         for (int jj = 0; jj < kStoreCols / 8; ++jj) {
           const int j = chunk * (kStoreCols / 8) + jj;  // n8 block of the accumulators
-          const uint32_t at =
-              buffer + (jj / 8) * kStoreBoxBytes + ((jj % 8) ^ (row % 8)) * 16 + 4 * t;
+          const uint32_t at = buffer + (jj ^ (row % 8)) * 16 + 4 * t;  // 16-byte unit jj
           const auto lo = pack_pair<T>(acc[4 * j], acc[4 * j + 1]);
           const auto hi = pack_pair<T>(acc[4 * j + 2], acc[4 * j + 3]);
           st_shared_b32(at + row * 128, *reinterpret_cast<const uint32_t*>(&lo));
           st_shared_b32(at + (row + 8) * 128, *reinterpret_cast<const uint32_t*>(&hi));
         }
-#endif
         fence_proxy_async_shared();
         named_barrier_sync(kBarEpilogue + consumer, 128);
         if (leader) {
-#pragma unroll
-          for (int b = 0; b < kStoreCols / 64; ++b)
-            tma_store_2d(&tma_c, buffer + b * kStoreBoxBytes,
-                         tc.n * BN + chunk * kStoreCols + b * 64, tc.m * BM + consumer * WM);
+          tma_store_2d(&tma_c, buffer, tc.n * BN + chunk * kStoreCols, tc.m * BM + consumer * WM);
           bulk_commit_group();
-          if (HM_STORE_WAIT_EARLY) bulk_wait_group_read<0>();
         }
       }
     } else {
@@ -749,8 +679,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // =========================================================================================
 
 /// This version's launch configuration, listed by `hopper-matmul list` and in the docs.
-extern const hm::KernelConfig kConfig = {kThreads,  kSmemBytes, BM, BN, BK, STAGES, 1,
-                                         kClusterCtas};
+extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1, kClusterM};
 
 /// Raises the kernel's shared-memory limit and launches it for element type T, in clusters
 /// of kClusterM CTAs, as many clusters as fit on the GPU at once (or one per cluster tile).
@@ -765,9 +694,9 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
 
   cudaLaunchAttribute cluster_shape = {};
   cluster_shape.id = cudaLaunchAttributeClusterDimension;
-  cluster_shape.val.clusterDim = {unsigned(kClusterCtas), 1, 1};
+  cluster_shape.val.clusterDim = {unsigned(kClusterM), 1, 1};
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(sms / kClusterCtas * kClusterCtas));
+  config.gridDim = dim3(unsigned(sms / kClusterM * kClusterM));
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = kSmemBytes;
   config.stream = stream;
@@ -783,10 +712,9 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   }
   if (clusters < 1)
     return hm::Status::error(HM_VERSION ": not even one cluster of " +
-                             std::to_string(kClusterCtas) + " CTAs fits on this GPU");
-  const int64_t cluster_tiles =
-      int64_t((tiles_m + kClusterM - 1) / kClusterM) * ((tiles_n + kClusterN - 1) / kClusterN);
-  config.gridDim = dim3(unsigned(kClusterCtas * std::min<int64_t>(clusters, cluster_tiles)));
+                             std::to_string(kClusterM) + " CTAs fits on this GPU");
+  const int64_t cluster_tiles = int64_t((tiles_m + kClusterM - 1) / kClusterM) * tiles_n;
+  config.gridDim = dim3(unsigned(kClusterM * std::min<int64_t>(clusters, cluster_tiles)));
   HM_CUDA_TRY(cudaLaunchKernelEx(&config, &matmul_kernel<T, kTmaStore>, tma_a, tma_b, tma_c,
                                  static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m,
                                  tiles_n));
@@ -804,7 +732,7 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   CUtensorMap tma_a, tma_b, tma_c = {};
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = kShareA, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
                          &tma_a));
   HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,

@@ -39,6 +39,6 @@ struct TileCoord {
 
 HM_HOST_DEVICE TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int group_m);
 HM_HOST_DEVICE TileCoord cluster_tile_coord(int tile, int rank, int tiles_m, int tiles_n,
-                                            int group_m, int cluster_m, int cluster_n);
+                                            int group_m, int cluster_m);
 
 }  // namespace v7_multicast
