@@ -388,7 +388,7 @@ constexpr int kClusterM = HM_CLUSTER_M;
 /// WM rows × kStoreCols columns, 128B-swizzled.  A consumer sends its BN columns through
 /// them in BN / kStoreCols chunks, taking the buffers in turn.
 constexpr int kStoreCols = 64;  ///< columns per chunk: one 128-byte swizzled row
-constexpr int kStoreBuffers = HM_STORE_BUFFERS;
+constexpr int kStoreBuffers = HM_STORE_BUFFERS;  ///< buffers per consumer, taken in turn
 constexpr int kStoreBytes = WM * kStoreCols * 2;  ///< one buffer, one TMA store box [WM][64]
 /// Hardware barriers (bar.sync), 0 being __syncthreads': the two consumers meet at one once
 /// per K slice, and each consumer has its own for the epilogue.
