@@ -59,12 +59,6 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t
                : "memory");
 }
 
-/// `mbarrier.arrive.shared::cta.b64` — one arrival on the barrier's current phase.
-/// PTX ISA §9.7.13.15.13.
-__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-
 /// `mbarrier.try_wait.parity.shared::cta.b64` — true once the phase with parity `parity`
 /// has completed (it may suspend the thread for a while first).  PTX ISA §9.7.13.15.16.
 __device__ __forceinline__ bool mbarrier_try_wait_parity(uint32_t bar, uint32_t parity) {
