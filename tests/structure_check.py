@@ -88,7 +88,8 @@ def check(version, src):
         if not re.search(r"bulk_wait_group_read<", kernel):
             problems.append("no wait for TMA's reads before a store buffer is written again")
     if number >= 7:
-        if calls(kernel, "tma_load_2d_multicast") < 1 or calls(kernel, "mbarrier_arrive_cluster") < 1:
+        if (calls(kernel, "tma_load_2d_multicast") < 1
+                or calls(kernel, "mbarrier_arrive_cluster") < 1):
             problems.append("B by TMA multicast, stages released in every CTA of the cluster")
     return problems
 

@@ -207,15 +207,12 @@ class MeasuredDirective(HmDirective):
         return self.rst("\n".join(out))
 
 
-class VersionApiDirective(Directive):
+class VersionApiDirective(HmDirective):
+    required_arguments = 0
+
     def run(self):
-        env = self.state.document.settings.env
-        text = "\n\n".join(f".. doxygennamespace:: {v}\n   :members:"
-                            for v in versions(env.config.hm_root))
-        node = nodes.section()
-        node.document = self.state.document
-        nested_parse_with_titles(self.state, StringList(text.splitlines(), source=self.name), node)
-        return node.children
+        return self.rst("\n\n".join(f".. doxygennamespace:: {v}\n   :members:"
+                                     for v in versions(self.config.hm_root)))
 
 
 def setup(app):
