@@ -6,7 +6,7 @@
  *      hopper-matmul info
  *      hopper-matmul list
  *      hopper-matmul ladder [--m M] [--n N] [--k K] [--dtype bf16|fp16] [--json FILE]
- *      hopper-matmul run --version NAME [same options]
+ *      hopper-matmul run --version NAME[,NAME...] [same options]
  *      hopper-matmul sweep --shapes MxNxK,… | --shapes-file FILE [--dtype …] [--json FILE]
  */
 #include <cuda_runtime_api.h>
@@ -36,8 +36,8 @@ constexpr const char* kUsage = R"(usage:
   hopper-matmul info                 print the GPU and environment
   hopper-matmul list [--json FILE]   print the registered versions and their tiles
   hopper-matmul ladder [options]     every version and cuBLAS on one problem
-  hopper-matmul run --version NAME [options]
-                                     one version and cuBLAS on one problem
+  hopper-matmul run --version NAME[,NAME...] [options]
+                                     the named versions and cuBLAS on one problem
   hopper-matmul sweep (--shapes MxNxK,... | --shapes-file FILE) [options]
                                      every version and cuBLAS on each problem of a list
 options:
@@ -70,6 +70,15 @@ struct Options {
   std::string json;
   std::string shapes, shapes_file;
 };
+
+/// The comma-separated items of `text`, empty ones dropped.
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream list(text);
+  for (std::string item; std::getline(list, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
 
 /// Parses "MxNxK" into `p`'s sizes.
 bool parse_shape(const std::string& text, hm::Problem* p) {
@@ -126,17 +135,16 @@ std::optional<Options> parse(int argc, char** argv) {
     if (!ok) return bad("bad value '" + value + "' for " + std::string(flag));
   }
   if (o.command == "run" && o.version.empty()) return bad("run needs --version NAME");
-  if (o.command == "run" && !hm::find_version(o.version))
-    return bad("no version called '" + o.version + "' (see hopper-matmul list)");
+  if (o.command == "run")
+    for (const std::string& name : split(o.version))
+      if (!hm::find_version(name))
+        return bad("no version called '" + name + "' (see hopper-matmul list)");
   if (o.command != "sweep") {
     o.problems = {o.problem};
     return o;
   }
   // sweep: the shapes from --shapes and --shapes-file, all in --dtype.
-  std::vector<std::string> texts;
-  std::stringstream list(o.shapes);
-  for (std::string item; std::getline(list, item, ',');)
-    if (!item.empty()) texts.push_back(item);
+  std::vector<std::string> texts = split(o.shapes);
   if (!o.shapes_file.empty()) {
     std::ifstream file(o.shapes_file);
     if (!file) return bad("cannot read " + o.shapes_file);
@@ -372,8 +380,10 @@ int cmd_measure(const Options& o) {
     run.entries.push_back({"cublas", "cublasGemmEx, fp32 compute (the reference)",
                            [&cublas](const hm::Problem& q, const void* a, const void* b, void* c,
                                      cudaStream_t s) { return cublas.matmul(q, a, b, c, s); }});
+    // ladder and sweep: every version; run: the named ones, in ladder order.
+    const std::vector<std::string> named = split(o.version);
     for (const hm::Version& v : hm::versions())
-      if (o.command != "run" || v.name == o.version)
+      if (o.command != "run" || std::find(named.begin(), named.end(), v.name) != named.end())
         run.entries.push_back({std::string(v.name), std::string(v.technique), v.launch});
     if (hm::Status s = measure(o, info, &cublas, stream, &run); !s.ok()) return fail(s);
     runs.push_back(std::move(run));

@@ -10,6 +10,11 @@
  *  other's empty barriers (`mapa` + remote `mbarrier.arrive`).  The CTAs of a cluster start
  *  and end together: a cluster barrier replaces the block barrier before the roles split,
  *  and a second one keeps each CTA's shared memory alive until its partner is done with it.
+ *
+ *  Pairs pay only where the consumers store C themselves (n % 8 != 0).  Behind v6's TMA-store
+ *  epilogue they measured no faster than single CTAs and up to 8% slower on small squares,
+ *  so there the launcher takes clusters of one CTA (kCtas = 1), for which the kernel
+ *  compiles to v6's: no cluster instruction, no multicast.
  */
 #include <cuda.h>  // CUtensorMap (header only)
 #include <cuda_bf16.h>
@@ -57,6 +62,12 @@ __device__ __forceinline__ void fence_mbarrier_init() {
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
                : "memory");
+}
+
+/// `mbarrier.arrive.shared::cta.b64` — one arrival on the barrier's current phase.
+/// PTX ISA §9.7.13.15.13.
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
 
 /// `mbarrier.try_wait.parity.shared::cta.b64` — true once the phase with parity `parity`
@@ -375,8 +386,9 @@ constexpr int WM = BM / kConsumers;               ///< rows of C per consumer wa
 constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.dec
 constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
 constexpr int GROUP_M = HM_GROUP_M;  ///< tile rows per group of the tile order
-/// CTAs per cluster, on vertically adjacent tiles: they need the same BN rows of B, so each
-/// loads BN / kClusterM of them and multicasts its share to all.
+/// CTAs per cluster where the launcher takes clusters (see matmul()), on vertically adjacent
+/// tiles: they need the same BN rows of B, so each loads BN / kClusterM of them and
+/// multicasts its share to all.
 constexpr int kClusterM = HM_CLUSTER_M;
 /// The epilogue's staging buffers, kStoreBuffers per consumer, each one TMA box of C:
 /// WM rows × kStoreCols columns, 128B-swizzled.  A consumer sends its BN columns through
@@ -390,9 +402,7 @@ constexpr int kBarConsumers = 1;
 constexpr int kBarEpilogue = 2;  ///< + consumer index
 
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
-constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: kClusterM TMA boxes
-constexpr int kShareB = BN / kClusterM;   ///< rows of B one CTA loads for its whole cluster
-constexpr int kShareBBytes = kShareB * BK * 2;  ///< one TMA box of B: [kShareB][64]
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: a TMA box per CTA
 /// STAGES A and B tiles, the consumers' store buffers, a full and an empty barrier per
 /// stage, and 1 KiB to round the base up to a swizzle atom.
 constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) +
@@ -412,7 +422,7 @@ static_assert(kStoreCols * 2 == 128, "a chunk is one 128-byte swizzle row wide")
 static_assert((BN / kStoreCols) % kStoreBuffers == 0, "each tile starts on the first buffer");
 static_assert(kClusterM == 1 || kClusterM == 2 || kClusterM == 4, "a portable cluster shape");
 static_assert(GROUP_M % kClusterM == 0, "a group holds whole clusters of tile rows");
-static_assert(kShareBBytes % 1024 == 0, "each CTA's share of B starts on a swizzle atom");
+static_assert(BN / kClusterM * BK * 2 % 1024 == 0, "a CTA's share of B starts on an atom");
 
 /// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
 /// taken GROUP_M at a time, and inside a group the tiles go down a column before moving
@@ -468,13 +478,16 @@ __device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col,
 
 /// C[m,n] = A[m,k] · B[n,k]ᵀ; cluster c computes cluster tiles c, c + clusters, … of the
 /// grouped order, its CTA of rank r the r-th BM rows of each.  With kTmaStore, C leaves
-/// through `tma_c`; without, through `c`.
-template <typename T, bool kTmaStore>
+/// through `tma_c`; without, through `c`.  kCtas = 1 is v6's kernel: no cluster instruction.
+template <typename T, bool kTmaStore, int kCtas>
 __global__ void __launch_bounds__(kThreads, 1)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
                   const __grid_constant__ CUtensorMap tma_b,
                   const __grid_constant__ CUtensorMap tma_c, T* __restrict__ c, int m, int n,
                   int k, int tiles_m, int tiles_n) {
+  constexpr int kShareB = BN / kCtas;  // rows of B one CTA loads for its whole cluster
+  constexpr int kShareBBytes = kShareB * BK * 2;  // one TMA box of B: [kShareB][64]
+
   // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
   // Every CTA of the cluster runs this same code, so the offsets below are the same in all
   // of them: a multicast copy or a remote arrival names them by these offsets.
@@ -489,11 +502,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
   // full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + kTileABytes + kTileBBytes
-  //           of TMA bytes per fill: its own A, and B in kClusterM shares, one multicast by
+  //           of TMA bytes per fill: its own A, and B in kCtas shares, one multicast by
   //           each CTA of the cluster.  Iteration it lives in stage it % STAGES; consumers
   //           wait on parity (it / STAGES) & 1, the count of that stage's earlier fills, mod 2.
   // empty[s]: one arrival per consumer warp of every CTA in the cluster (4 · kConsumers ·
-  //           kClusterM), each once its wgmma reading the stage have retired: this CTA's
+  //           kCtas), each once its wgmma reading the stage have retired: this CTA's
   //           producer writes its share of B into all of them.  Before filling iteration it
   //           the producer waits on parity ((it / STAGES) & 1) ^ 1: the phase the consumers
   //           completed when they released iteration it - STAGES.  On the first pass that is
@@ -501,29 +514,35 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(full + 8 * s, 1);
-      mbarrier_init(empty + 8 * s, 4 * kConsumers * kClusterM);
+      mbarrier_init(empty + 8 * s, 4 * kConsumers * kCtas);
     }
     fence_mbarrier_init();
   }
-  // The only barrier of all threads before the roles split, now cluster-wide: no CTA may
-  // multicast into, or arrive on, a partner whose barriers are not initialised yet.
-  barrier_cluster_arrive();
-  barrier_cluster_wait();
+  // The only barrier of all threads before the roles split, cluster-wide in a cluster: no
+  // CTA may multicast into, or arrive on, a partner whose barriers are not initialised yet.
+  if constexpr (kCtas > 1) {
+    barrier_cluster_arrive();
+    barrier_cluster_wait();
+  } else {
+    __syncthreads();
+  }
 
   const int wg = threadIdx.x / 128;
   // Every thread leaves through here: no CTA may exit while TMA still reads its store
   // buffers, or while a partner may still arrive on its barriers.
   const auto leave_cluster = [&] {
     if (kTmaStore && wg > 0 && threadIdx.x % 128 == 0) bulk_wait_group<0>();
-    barrier_cluster_arrive();
-    barrier_cluster_wait();
+    if constexpr (kCtas > 1) {
+      barrier_cluster_arrive();
+      barrier_cluster_wait();
+    }
   };
   const int k_tiles = (k + BK - 1) / BK;
-  const int rank = int(cluster_ctarank());       // which BM rows of the cluster tile are ours
-  const int cluster = blockIdx.x / kClusterM;    // clusters are kClusterM consecutive CTAs
-  const int clusters = gridDim.x / kClusterM;
-  const int cluster_rows = (tiles_m + kClusterM - 1) / kClusterM;
-  const int tiles = cluster_rows * tiles_n;      // cluster tiles: kClusterM·BM × BN each
+  const int rank = kCtas > 1 ? int(cluster_ctarank()) : 0;  // our BM rows of a cluster tile
+  const int cluster = blockIdx.x / kCtas;        // clusters are kCtas consecutive CTAs
+  const int clusters = gridDim.x / kCtas;
+  const int cluster_rows = (tiles_m + kCtas - 1) / kCtas;
+  const int tiles = cluster_rows * tiles_n;      // cluster tiles: kCtas·BM × BN each
 
   if (wg == 0) {
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
@@ -537,18 +556,18 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
       for (int tile = cluster; tile < tiles; tile += clusters) {
         const TileCoord tc =
-            cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
+            cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
           const int s = it % STAGES;
           mbarrier_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
           tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
           const uint32_t share = sB + s * kTileBBytes + rank * kShareBBytes;
-          if constexpr (kClusterM == 1)
+          if constexpr (kCtas == 1)
             tma_load_2d(share, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
           else
             tma_load_2d_multicast(share, &tma_b, full + 8 * s, kt * BK,
-                                  tc.n * BN + rank * kShareB, (1u << kClusterM) - 1);
+                                  tc.n * BN + rank * kShareB, (1u << kCtas) - 1);
         }
       }
     }
@@ -583,13 +602,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   // A stage is free once every consumer warp of every CTA in the cluster is done with it:
   // lane 0 of each warp arrives on that stage's empty barrier in each CTA.
   const auto release = [&](int stage) {
-    if (lane == 0)
-      for (int r = 0; r < kClusterM; ++r)
+    if (lane != 0) return;
+    if constexpr (kCtas == 1) mbarrier_arrive(empty + 8 * stage);
+    else
+      for (int r = 0; r < kCtas; ++r)
         mbarrier_arrive_cluster(mapa_shared_cluster(empty + 8 * stage, r));
   };
   uint32_t it = 0;
   for (int tile = cluster; tile < tiles; tile += clusters) {
-    const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kClusterM);
+    const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
     float acc[BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
 
     for (int kt = 0; kt < k_tiles; ++kt, ++it) {
@@ -676,28 +697,35 @@ __global__ void __launch_bounds__(kThreads, 1)
 extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1, kClusterM};
 
 /// Raises the kernel's shared-memory limit and launches it for element type T, in clusters
-/// of kClusterM CTAs, as many clusters as fit on the GPU at once (or one per cluster tile).
-template <typename T, bool kTmaStore>
+/// of kCtas CTAs, as many clusters as fit on the GPU at once (or one per cluster tile).
+template <typename T, bool kTmaStore, int kCtas>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUtensorMap& tma_c,
                   void* c, const hm::Problem& p, int tiles_m, int tiles_n, cudaStream_t stream) {
-  const void* kernel = reinterpret_cast<const void*>(&matmul_kernel<T, kTmaStore>);
+  const void* kernel = reinterpret_cast<const void*>(&matmul_kernel<T, kTmaStore, kCtas>);
   HM_TRY(hm::set_max_dynamic_smem(kernel, kSmemBytes));
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
   HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  if constexpr (kCtas == 1) {  // v6's launch: one CTA per SM, or one per tile
+    const int grid = int(std::min<int64_t>(sms, int64_t(tiles_m) * tiles_n));
+    matmul_kernel<T, kTmaStore, 1><<<grid, kThreads, kSmemBytes, stream>>>(
+        tma_a, tma_b, tma_c, static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m, tiles_n);
+    HM_CUDA_TRY(cudaGetLastError());
+    return hm::Status();
+  }
 
   cudaLaunchAttribute cluster_shape = {};
   cluster_shape.id = cudaLaunchAttributeClusterDimension;
-  cluster_shape.val.clusterDim = {unsigned(kClusterM), 1, 1};
+  cluster_shape.val.clusterDim = {unsigned(kCtas), 1, 1};
   cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(unsigned(sms / kClusterM * kClusterM));
+  config.gridDim = dim3(unsigned(sms / kCtas * kCtas));
   config.blockDim = dim3(kThreads);
   config.dynamicSmemBytes = kSmemBytes;
   config.stream = stream;
   config.attrs = &cluster_shape;
   config.numAttrs = 1;
   // A cluster's CTAs must sit in one GPC, so on a GPU whose GPCs have odd SM counts fewer
-  // than sms / kClusterM clusters fit at once: ask, rather than assume (once per device and
+  // than sms / kCtas clusters fit at once: ask, rather than assume (once per device and
   // thread: the question costs more than a small launch).
   thread_local int asked_device = -1, clusters = 0;
   if (asked_device != device) {
@@ -706,10 +734,10 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   }
   if (clusters < 1)
     return hm::Status::error(HM_VERSION ": not even one cluster of " +
-                             std::to_string(kClusterM) + " CTAs fits on this GPU");
-  const int64_t cluster_tiles = int64_t((tiles_m + kClusterM - 1) / kClusterM) * tiles_n;
-  config.gridDim = dim3(unsigned(kClusterM * std::min<int64_t>(clusters, cluster_tiles)));
-  HM_CUDA_TRY(cudaLaunchKernelEx(&config, &matmul_kernel<T, kTmaStore>, tma_a, tma_b, tma_c,
+                             std::to_string(kCtas) + " CTAs fits on this GPU");
+  const int64_t cluster_tiles = int64_t((tiles_m + kCtas - 1) / kCtas) * tiles_n;
+  config.gridDim = dim3(unsigned(kCtas * std::min<int64_t>(clusters, cluster_tiles)));
+  HM_CUDA_TRY(cudaLaunchKernelEx(&config, &matmul_kernel<T, kTmaStore, kCtas>, tma_a, tma_b, tma_c,
                                  static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m,
                                  tiles_n));
   return hm::Status();
@@ -723,6 +751,15 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   if (tiles_m * tiles_n > INT32_MAX)
     return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
 
+  // TMA can store C only when its rows are a multiple of 16 bytes apart (n % 8 == 0);
+  // otherwise the consumers store it themselves, as in v5.
+  const bool tma_store = p.n % 8 == 0;
+  // Clusters pay only where the consumers store C themselves.  With TMA stores, pairs
+  // measured level with v6 at 8192³ launch by launch, ~1% behind it sustained and 3–8%
+  // behind on squares of 512 to 4096 (the chapter's Performance section), so those shapes
+  // run as v6: clusters of one CTA, which loads all BN rows of B itself.
+  const uint32_t ctas = tma_store ? 1 : kClusterM;
+
   CUtensorMap tma_a, tma_b, tma_c = {};
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
@@ -730,11 +767,8 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
                          &tma_a));
   HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
                           .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = kShareB, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = BN / ctas, .box_cols = BK, .swizzle = hm::Swizzle::b128},
                          &tma_b));
-  // TMA can store C only when its rows are a multiple of 16 bytes apart (n % 8 == 0);
-  // otherwise the consumers store it themselves, as in v5.
-  const bool tma_store = p.n % 8 == 0;
   if (tma_store)
     HM_TRY(hm::make_tma_2d({.base = c, .dtype = p.dtype, .rows = uint64_t(p.m),
                             .cols = uint64_t(p.n), .row_stride_bytes = uint64_t(p.n) * 2,
@@ -742,10 +776,11 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
                            &tma_c));
   const int tm = int(tiles_m), tn = int(tiles_n);
   if (p.dtype == hm::DType::bf16)
-    return tma_store ? launch<__nv_bfloat16, true>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
-                     : launch<__nv_bfloat16, false>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
-  return tma_store ? launch<__half, true>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
-                   : launch<__half, false>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
+    return tma_store
+               ? launch<__nv_bfloat16, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
+               : launch<__nv_bfloat16, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
+  return tma_store ? launch<__half, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
+                   : launch<__half, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
 }
 
 }  // namespace v7_multicast

@@ -20,7 +20,7 @@ namespace v7_multicast {
 /// What this version adds over the one before, in one line: the registry's technique
 /// (`hopper-matmul list`, the recorded results).
 inline constexpr std::string_view kTechnique =
-    "2-CTA clusters: B loaded once per pair, with TMA multicast";
+    "2-CTA clusters: B loaded once per pair, with TMA multicast (where n % 8 != 0)";
 
 // Defined and documented in matmul.cu: the launcher and the launch configuration that the
 // registry lists (CMake generates the registration from the version folders).
