@@ -27,6 +27,13 @@ KNOWN_WARNINGS = {
 }
 
 
+# A line of the report that is a diagnostic.  ptxas prints some of those above as info lines,
+# not warnings ("ptxas info : (C7508) Potential Performance Loss: 'setmaxnreg' ignored; ..."),
+# so a line counts when it says warning, carries a diagnostic number (C7508, C7517, ...) or
+# says Performance Loss.
+DIAGNOSTIC = re.compile(r"\bwarning\b|\(C\d{4}\)|Performance Loss", re.I)
+
+
 def demangle(names):
     try:
         out = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True,
@@ -57,7 +64,7 @@ def parse_report(text):
             current["barriers"] = int(m.group(2) or 0)
             s = re.search(r"(\d+) bytes smem", line)
             current["smem"] = int(s.group(1)) if s else 0
-    warnings = [l.strip() for l in text.splitlines() if re.search(r"\bwarning\b", l, re.I)]
+    warnings = [l.strip() for l in text.splitlines() if DIAGNOSTIC.search(l)]
     return kernels, warnings
 
 
