@@ -16,7 +16,7 @@ author = "the Hopper matmul authors"
 copyright = "2026, " + author
 extensions = ["breathe", "myst_parser", "hm_docs", "hm_compare", "hm_numbers"]
 # docs/notes/*.md are pages too (MyST); the figure scripts and the build inputs are not.
-exclude_patterns = ["_build", "figures/*.py", "from-build"]
+exclude_patterns = ["_build", "figures/*.py", "from-build", "markdown"]
 templates_path = []
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"

@@ -64,8 +64,11 @@ def table(title, header, body, widths=None):
         t += nodes.title(text=title)
     group = nodes.tgroup(cols=len(header))
     t += group
-    for w in widths or [1] * len(header):
-        group += nodes.colspec(colwidth=w)
+    text = lambda cell: cell[1] if isinstance(cell, tuple) else str(cell)
+    # Relative widths: the longest text of each column (the text builder wraps to them).
+    natural = [max(len(text(c)) for c in column) for column in zip(header, *body)]
+    for w in widths or natural:
+        group += nodes.colspec(colwidth=max(w, 1))
     head = nodes.thead()
     group += head
     row = nodes.row()

@@ -2,12 +2,16 @@
 
 .. hm-diff:: v2_pipeline
    The full unified diff from the previous version's matmul.cu to this one, computed from
-   the files at build time.
+   the files at build time, in two folded views (HTML ``<details>``, on the site and in the
+   Markdown rendering): the full diff, and the same without the hunks that change only
+   comments or blank lines.
 
 .. hm-resources:: v2_pipeline
    The compiler's resource report for the version's kernels (registers, barriers, stack
    frame, spills, warnings), read from the ptxas report the CMake build writes
-   (build/release/ptxas/VERSION.txt, or $HM_PTXAS_DIR).
+   (VERSION.txt in conf.py's hm_ptxas_dir), and the launch configuration from
+   ``hopper-matmul list``'s kernels.json (in hm_ptxas_dir, or beside it as in a CMake build
+   tree: build/release/ptxas/ and build/release/kernels.json).
 
 .. hm-measured:: v2_pipeline
    The recorded H200 measurements of cuBLAS and every version up to this one: 8192³ bf16
@@ -22,6 +26,9 @@
    ``doxygennamespace`` with its members per version (docs/api/versions.rst).
 
 Each directive fails the build (an error, not a warning) when its input is missing.
+
+hm_markdown.py (set up from here) adds the ``markdown`` builder: every page as GitHub-flavoured
+Markdown, committed in docs/markdown/ (scripts/docs_markdown.sh).
 """
 import difflib
 import json
@@ -33,6 +40,7 @@ from docutils import nodes
 from docutils.parsers.rst import Directive
 from docutils.statemachine import StringList
 from sphinx.util.nodes import nested_parse_with_titles
+from sphinx.transforms.post_transforms import SphinxPostTransform
 
 # The readers the checks and the plots use, so that the docs read the same inputs the same way.
 _ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
@@ -91,18 +99,165 @@ def diff_lines(root, version):
         tofile=f"{version}/matmul.cu", lineterm="", n=3))
 
 
+# A C++ line's code, without its comments: the state carried from line to line is whether a
+# /* */ comment is open.  String and character literals are skipped, so that a "//" inside one
+# is not a comment.
+_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|//|/\*|\*/')
+
+
+def code_parts(text):
+    """One string per line of text: the line's code with every comment removed."""
+    out, in_comment = [], False
+    for line in text.splitlines():
+        code, pos = [], 0
+        while pos <= len(line):
+            if in_comment:
+                end = line.find("*/", pos)
+                if end < 0:
+                    break
+                in_comment, pos = False, end + 2
+                continue
+            m = _TOKEN.search(line, pos)
+            if m is None:
+                code.append(line[pos:])
+                break
+            token = m.group(0)
+            code.append(line[pos:m.start()] + ("" if token in ("//", "/*") else token))
+            pos = m.end()
+            if token == "//":
+                break
+            if token == "/*":
+                in_comment = True
+        out.append(" ".join("".join(code).split()))
+    return out
+
+
+HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def hunks(lines):
+    """The unified diff's header lines (---, +++) and its hunks, each a list of lines."""
+    header, out = [], []
+    for line in lines:
+        if line.startswith("@@"):
+            out.append([line])
+        elif out:
+            out[-1].append(line)
+        else:
+            header.append(line)
+    return header, out
+
+
+def changes_code(hunk, old_code, new_code):
+    """Whether the hunk changes code: the code (comments and blank lines removed) of its
+    removed lines differs from that of its added lines."""
+    m = HUNK.match(hunk[0])
+    old, new = int(m.group(1)) - 1, int(m.group(2)) - 1
+    removed, added = [], []
+    for line in hunk[1:]:
+        if line.startswith("-"):
+            removed.append(old_code[old])
+            old += 1
+        elif line.startswith("+"):
+            added.append(new_code[new])
+            new += 1
+        else:
+            old, new = old + 1, new + 1
+    return [c for c in removed if c] != [c for c in added if c]
+
+
+def changed(hunk_list, sign="+-"):
+    """How many lines the hunks add and remove (sign "+-"), add ("+") or remove ("-")."""
+    return sum(1 for h in hunk_list for l in h[1:] if l[:1] in sign)
+
+
+class hm_diff(nodes.container):
+    """The diff from the previous version: the hm_diff_view nodes, one per folded view."""
+
+
+class hm_diff_view(nodes.container):
+    """One folded view of a diff (HTML ``<details>``): an hm_diff_summary, then the diff."""
+
+
+class hm_diff_summary(nodes.paragraph):
+    """What a folded view holds and how big it is (HTML ``<summary>``)."""
+
+
+def diff_view(summary, lines):
+    view = hm_diff_view()
+    view += hm_diff_summary(summary, summary)
+    block = nodes.literal_block("\n".join(lines), "\n".join(lines))
+    block["language"] = "diff"
+    view += block
+    return view
+
+
+def visit_diff_html(self, node):
+    self.body.append('<div class="hm-diff">\n')
+
+
+def depart_diff_html(self, node):
+    self.body.append("</div>\n")
+
+
+def visit_view_html(self, node):
+    self.body.append("<details>\n")
+
+
+def depart_view_html(self, node):
+    self.body.append("</details>\n")
+
+
+def visit_summary_html(self, node):
+    self.body.append("<summary>" + self.encode(node.astext()) + "</summary>\n")
+    raise nodes.SkipNode
+
+
+class FoldAnswers(SphinxPostTransform):
+    """On the site, an exercise's answer (``.. admonition:: Answer`` with ``:class: hm-answer``)
+    is folded like a view of the diff: ``<details><summary>Answer</summary>``.  The Markdown
+    builder folds it on its own."""
+    default_priority = 200
+    formats = ("html",)
+
+    def run(self):
+        for node in list(self.document.traverse(nodes.admonition)):
+            if "hm-answer" not in node["classes"]:
+                continue
+            title = node.next_node(nodes.title)
+            view = hm_diff_view()
+            view += hm_diff_summary(title.astext(), title.astext())
+            view += [child.deepcopy() for child in node.children if child is not title]
+            node.replace_self(view)
+
+
 class DiffDirective(HmDirective):
     def run(self):
         version = self.version()
         root = self.config.hm_root
         if previous(root, version) is None:
             raise self.error(f"hm-diff: {version} is the first version; there is nothing to diff")
-        _, a, b, lines = diff_lines(root, version)
+        before, a, b, lines = diff_lines(root, version)
         self.depend(a)
         self.depend(b)
-        block = nodes.literal_block("\n".join(lines), "\n".join(lines))
-        block["language"] = "diff"
-        return [block]
+        header, all_hunks = hunks(lines)
+        old_code, new_code = code_parts(read(a)), code_parts(read(b))
+        code = [h for h in all_hunks if changes_code(h, old_code, new_code)]
+        n = changed(all_hunks)
+        plural = lambda k, word: f"{k} {word}{'' if k == 1 else 's'}"
+        node = hm_diff()
+        every = "" if len(code) < len(all_hunks) else " (every hunk changes code)"
+        node += diff_view(f"The full diff from {before}: {plural(n, 'changed line')} in "
+                          f"{plural(len(all_hunks), 'hunk')}{every}", lines)
+        if len(code) < len(all_hunks):
+            code_lines = header + [l for h in code for l in h]
+            left = len(all_hunks) - len(code)
+            left = "1 hunk that changes" if left == 1 else f"{left} hunks that change"
+            node += diff_view(
+                f"Code only: {plural(changed(code), 'changed line')} in "
+                f"{plural(len(code), 'hunk')} (left out: {left} only comments or blank lines)",
+                code_lines)
+        return [node]
 
 
 class SourceStatsDirective(HmDirective):
@@ -115,8 +270,8 @@ class SourceStatsDirective(HmDirective):
         text = f"``{version}/matmul.cu`` has {total} lines."
         if previous(root, version):
             before, _, _, lines = diff_lines(root, version)
-            added = sum(1 for l in lines if l.startswith("+") and not l.startswith("+++"))
-            removed = sum(1 for l in lines if l.startswith("-") and not l.startswith("---"))
+            _, all_hunks = hunks(lines)
+            added, removed = changed(all_hunks, "+"), changed(all_hunks, "-")
             text = (f"``{version}/matmul.cu`` has {total} lines; against ``{before}`` the diff "
                     f"adds {added} and removes {removed}.")
         return self.rst(text)
@@ -140,10 +295,15 @@ class ResourcesDirective(HmDirective):
         rows = [dict(r, kernel=kernel_label(name)) for name, r in kernels.items()]
         if not rows:
             raise self.error(f"hm-resources: no kernel in {path}")
-        kernels = os.path.join(os.path.dirname(os.path.normpath(self.config.hm_ptxas_dir)),
-                               "kernels.json")
+        # kernels.json sits in hm_ptxas_dir when the reports are committed, and beside it in
+        # a CMake build tree (build/release/kernels.json beside build/release/ptxas/).
+        ptxas_dir = os.path.normpath(self.config.hm_ptxas_dir)
+        kernels = os.path.join(ptxas_dir, "kernels.json")
         if not os.path.exists(kernels):
-            raise self.error(f"hm-resources: no {kernels}; build hopper-matmul first")
+            kernels = os.path.join(os.path.dirname(ptxas_dir), "kernels.json")
+        if not os.path.exists(kernels):
+            raise self.error(f"hm-resources: no kernels.json in {ptxas_dir} or beside it; "
+                             "build hopper-matmul first")
         self.depend(kernels)
         k = next((v for v in json.loads(read(kernels))["versions"] if v["name"] == version), None)
         if k is None:
@@ -220,9 +380,14 @@ def setup(app):
     app.add_config_value("hm_ptxas_dir", "", "env")
     app.add_config_value("hm_results", "", "env")
     app.add_config_value("hm_ladder", "", "env")
+    app.add_node(hm_diff, html=(visit_diff_html, depart_diff_html))
+    app.add_node(hm_diff_view, html=(visit_view_html, depart_view_html))
+    app.add_node(hm_diff_summary, html=(visit_summary_html, None))
+    app.add_post_transform(FoldAnswers)
     app.add_directive("hm-diff", DiffDirective)
     app.add_directive("hm-resources", ResourcesDirective)
     app.add_directive("hm-measured", MeasuredDirective)
     app.add_directive("hm-source-stats", SourceStatsDirective)
     app.add_directive("hm-version-api", VersionApiDirective)
+    app.setup_extension("hm_markdown")
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
