@@ -52,7 +52,8 @@ VERSION = re.compile(r"^v(\d+)_[a-z_]+$")
 
 
 def versions(root):
-    found = [d for d in os.listdir(root) if VERSION.match(d) and os.path.isdir(os.path.join(root, d))]
+    found = [d for d in os.listdir(root)
+             if VERSION.match(d) and os.path.isdir(os.path.join(root, d))]
     return sorted(found, key=lambda d: int(VERSION.match(d).group(1)))
 
 
@@ -329,41 +330,72 @@ class ResourcesDirective(HmDirective):
 
 
 class MeasuredDirective(HmDirective):
+    """This version against the one before and cuBLAS at 8192³, in both types and both
+    protocols, and over the transformer shapes; cuBLAS's row gives its TFLOPS."""
+
     def run(self):
         version = self.version()
-        path, ladder_path = self.config.hm_results, self.config.hm_ladder
-        for p in (path, ladder_path):
+        path = self.config.hm_results
+        ladder_paths = {d: os.path.join(os.path.dirname(self.config.hm_ladder),
+                                        f"ladder_{d}.json") for d in ("bf16", "fp16")}
+        for p in (path, *ladder_paths.values()):
             if not os.path.exists(p):
                 raise self.error(f"hm-measured: no recorded results at {p}")
             self.depend(p)
         rows, env = load(path)
-        ladder, ladder_env = load(ladder_path)
+        ladders = {d: load(p) for d, p in ladder_paths.items()}
+        ladder_env = ladders["bf16"][1]
         proto = ladder_env.get("protocol", {})
-        shown = ["cublas"] + versions(self.config.hm_root)
-        shown = shown[: shown.index(version) + 1]
+        before = previous(self.config.hm_root, version)
+        shown = ["cublas"] + ([before] if before else []) + [version]
+        columns = [(d, proto_name) for d in ("bf16", "fp16") for proto_name in ("alt", "sust")]
+
+        def result(impl, dtype, protocol):
+            found = pick(rows if protocol == "alt" else ladders[dtype][0], impl, dtype,
+                         LADDER_SHAPE)
+            if found is None:
+                raise self.error(f"hm-measured: no 8192³ {dtype} {protocol} result for {impl}")
+            return found
+
+        def transformer(impl):
+            ratios = {(x["m"], x["n"], x["k"]): x["ratio"] for x in rows if x["impl"] == impl
+                      and x["dtype"] == "bf16" and x["family"] == "transformer"}
+            if not ratios:
+                raise self.error(f"hm-measured: no transformer results for {impl}")
+            return ratios
+
         out = [".. list-table::", "   :header-rows: 1", "",
-               "   * - implementation", "     - 8192³ bf16 TFLOPS",
-               "     - × cuBLAS, 8192³ bf16, alternating", "     - × cuBLAS, 8192³ bf16, sustained",
-               "     - × cuBLAS, geomean of transformer shapes (bf16)"]
+               "   * - 8192³ unless named", "     - bf16, alternating", "     - bf16, sustained",
+               "     - fp16, alternating", "     - fp16, sustained",
+               "     - bf16, alternating, transformer shapes (geomean)"]
         for impl in shown:
-            r, s = pick(rows, impl, "bf16", LADDER_SHAPE), pick(ladder, impl, "bf16", LADDER_SHAPE)
-            if r is None or s is None:
-                raise self.error(f"hm-measured: no 8192³ bf16 result for {impl} in {path} "
-                                 f"and {ladder_path}")
-            tr = [x["ratio"] for x in rows
-                  if x["impl"] == impl and x["dtype"] == "bf16" and x["family"] == "transformer"]
             name = f"**{impl}**" if impl == version else impl
-            out += [f"   * - {name}", f"     - {r['tflops']:.0f}", f"     - {r['ratio']:.3f}",
-                    f"     - {s['ratio']:.3f}", f"     - {geomean(tr):.3f} ({len(tr)} shapes)"]
-        out += ["", f"*Recorded on {env.get('name', '?')} ({env.get('sm_count', '?')} SMs, "
-                f"{env.get('power_limit_w', '?')} W limit), CUDA {env.get('runtime_version', '?')}, "
-                f"cuBLAS {env.get('cublas_version', '?')}, commit {env.get('commit', '?')}.* "
-                "Alternating: each benchmark times the kernel and cuBLAS one launch after the "
-                "other and compares medians (``results/h200/bench.json``).  Sustained: "
-                f"``hopper-matmul ladder`` (``results/h200/ladder_bf16.json``, commit "
-                f"{ladder_env.get('commit', '?')}), each implementation timed after "
-                f"~{proto.get('settle_ms', '?')} ms of its own launches, at the clock its own "
-                "power allows (:doc:`../intro/measuring`)."]
+            out += [f"   * - {name}"]
+            for dtype, protocol in columns:
+                r = result(impl, dtype, protocol)
+                out += [f"     - {r['ratio']:.3f}" + (f" ({r['tflops']:.0f} TFLOPS)"
+                                                      if impl == "cublas" else "")]
+            t = transformer(impl)
+            out += [f"     - {geomean(list(t.values())):.3f} ({len(t)} shapes)"]
+        if before:
+            out += [f"   * - {version} ÷ {before}"]
+            for dtype, protocol in columns:
+                gain = (result(version, dtype, protocol)["ratio"] /
+                        result(before, dtype, protocol)["ratio"])
+                out += [f"     - {gain:.3f}"]
+            mine, theirs = transformer(version), transformer(before)
+            out += [f"     - {geomean([mine[s] / theirs[s] for s in mine if s in theirs]):.3f}"]
+        out += ["", "*Ratio to cuBLAS: cuBLAS's time over the version's, in the same process.* "
+                f"*Recorded on {env.get('name', '?')} ({env.get('sm_count', '?')} SMs, "
+                f"{env.get('power_limit_w', '?')} W limit), CUDA "
+                f"{env.get('runtime_version', '?')}, cuBLAS {env.get('cublas_version', '?')}, "
+                f"commit {env.get('commit', '?')}.* Alternating: each benchmark times the "
+                "kernel and cuBLAS one launch after the other and compares medians "
+                "(``results/h200/bench.json``).  Sustained: "
+                f"``hopper-matmul ladder`` (``results/h200/ladder_bf16.json`` and "
+                f"``ladder_fp16.json``, commit {ladder_env.get('commit', '?')}), each "
+                f"implementation timed after ~{proto.get('settle_ms', '?')} ms of its own "
+                "launches, at the clock its own power allows (:doc:`../intro/measuring`)."]
         return self.rst("\n".join(out))
 
 
