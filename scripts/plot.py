@@ -56,16 +56,30 @@ def gpu_label(env):
 
 
 def save(fig, out, name, png=False):
+    """Writes name.svg (and .png), after checking that no text is under MIN_PX once the plot
+    is scaled to PAGE_PX wide."""
+    sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text().strip()]
+    px = min(sizes) * PAGE_PX / (fig.get_figwidth() * 72)
+    if px < MIN_PX:
+        sys.exit(f"{name}: {min(sizes)} pt text is {px:.1f} px at the page's width")
     fig.savefig(os.path.join(out, name + ".svg"), metadata={"Date": None})
     if png:
         fig.savefig(os.path.join(out, name + ".png"), dpi=150)
     plt.close(fig)
 
 
+# The plots are shown at the docs' text column's full width (793 px in the browser check's
+# 1400 px window, scripts/docs_browser_check.py), which fails under 10 px of text: a
+# FIGSIZE-wide plot scales its points by 793 / 518 there, so no text is under 7.5 pt.
+FIGSIZE = (7.2, 4.8)
+PAGE_PX = 793
+MIN_PX = 10.5
+
+
 def plot_ladder(rows, env, mine, out, upto=None):
     versions = versions_in(rows)
     shown = versions if upto is None else versions[: upto + 1]
-    fig, ax = plt.subplots(figsize=(8.5, 4.6))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
     cublas = pick(rows, "cublas", "bf16", LADDER_SHAPE)
     top = max([DENSE_PEAK_TFLOPS] + [r["tflops"] for r in rows]) * 1.12
     for i, v in enumerate(shown):
@@ -74,10 +88,11 @@ def plot_ladder(rows, env, mine, out, upto=None):
             continue
         current = upto is not None and i == upto
         ax.bar(i, r["tflops"], color="#d95f02" if current else "#1b9e77", width=0.6)
-        ax.text(i, r["tflops"] + top * 0.01, f"{r['tflops']:.0f}\n{r['ratio']:.2f}× cuBLAS",
-                ha="center", va="bottom", fontsize=8)
-        ax.text(i, top * 0.02, short(r["technique"], 18), ha="center", va="bottom", fontsize=6.5,
-                color="white", rotation=90)
+        ax.text(i, r["tflops"] + top * 0.01, f"{r['tflops']:.0f}\n{r['ratio']:.2f}×",
+                ha="center", va="bottom", fontsize=8, zorder=3,
+                bbox=dict(boxstyle="square,pad=0.1", facecolor="white", edgecolor="none"))
+        ax.text(i, top * 0.02, short(r["technique"], 22), ha="center", va="bottom", fontsize=7.5,
+                color="white", rotation=90, linespacing=1.1)
         for label, mrows, _ in mine:
             mr = pick(mrows, v, "bf16", LADDER_SHAPE)
             if mr:
@@ -94,17 +109,19 @@ def plot_ladder(rows, env, mine, out, upto=None):
     if mine:
         ax.legend(loc="upper left", fontsize=8)
     ax.set_xticks(range(len(versions)))
-    ax.set_xticklabels([v if v in shown else "" for v in versions], fontsize=8)
+    ax.set_xticklabels([v.replace("_", "\n", 1) if v in shown else "" for v in versions],
+                       fontsize=8)
     ax.set_xlim(-0.6, len(versions) - 0.4)
     ax.set_ylim(0, top)
     ax.set_ylabel("TFLOPS (2·M·N·K / median time)")
-    ax.set_title(f"C = A·Bᵀ, 8192³ bf16 — {gpu_label(env)}", fontsize=9)
+    ax.set_title(f"C = A·Bᵀ, 8192³ bf16 — {gpu_label(env)}\nabove each bar: TFLOPS and the "
+                 "ratio to cuBLAS", fontsize=9)
     fig.tight_layout()
     save(fig, out, "ladder" if upto is None else f"ladder_v{upto}", png=upto is None)
 
 
 def plot_sizes(rows, env, mine, out):
-    fig, ax = plt.subplots(figsize=(8.5, 4.6))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
     for impl in ["cublas"] + versions_in(rows):
         pts = sorted((r["m"], r["tflops"]) for r in rows
                      if r["impl"] == impl and r["dtype"] == "bf16" and r["family"] == "square")
@@ -121,12 +138,12 @@ def plot_sizes(rows, env, mine, out):
     sizes = sorted({r["m"] for r in rows if r["family"] == "square"})
     ax.set_xscale("log", base=2)
     ax.set_xticks(sizes)
-    ax.set_xticklabels([str(s) for s in sizes], fontsize=7)
+    ax.set_xticklabels([str(s) for s in sizes], fontsize=8)
     ax.minorticks_off()
     ax.set_xlabel("M = N = K")
     ax.set_ylabel("TFLOPS")
     ax.set_title(f"Square problems, bf16 — {gpu_label(env)}", fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=8, ncol=2)
     fig.tight_layout()
     save(fig, out, "sizes", png=True)
 

@@ -48,16 +48,16 @@ def swizzle():
                 # Which logical chunk sits in this 16-byte slot of the row?
                 c = next(c for c in range(8) if fn(r, c) == slot)
                 box(ax, x0 + slot * 0.45, (7 - r) * 0.36, 0.45, 0.36, str(c),
-                    color=COLORS["a"] if c == 0 else "white", alpha=0.5, fontsize=7)
+                    color=COLORS["a"] if c == 0 else "white", alpha=0.5, fontsize=7.5)
         if panel == 0:
-            ax.text(x0 - 0.1, 1.4, "rows 0–7\n(128 B each)", ha="right", va="center", fontsize=7)
+            ax.text(x0 - 0.1, 1.4, "rows 0–7\n(128 B each)", ha="right", va="center", fontsize=7.5)
         ax.text(x0 + 1.8, -0.25, "16-byte slots 0–7 = banks 0–31", ha="center", va="top",
-                fontsize=7)
-    ax.text(4.3, -0.75, "ldmatrix reads chunk 0 of eight consecutive rows: one bank group with no "
-            "swizzle (8-way conflict), eight different bank groups with it.", ha="center",
-            fontsize=8)
+                fontsize=7.5)
+    ax.text(4.3, -0.62, "ldmatrix reads chunk 0 of eight consecutive rows: one bank group with no "
+            "swizzle\n(8-way conflict), eight different bank groups with it.", ha="center",
+            va="top", fontsize=8)
     ax.set_xlim(-1.2, 8.9)
-    ax.set_ylim(-1.0, 3.5)
+    ax.set_ylim(-1.35, 3.5)
     save(fig, "v0_swizzle")
 
 

@@ -29,7 +29,7 @@ def ring_panel(ax, y0, stages, k_tiles, title):
     for col in range(k_tiles + 1):
         label = "prefill" if col == 0 else f"kt = {col - 1}"
         ax.text(col * w + w / 2, y0 + stages * h + 0.08, label, ha="center", va="bottom",
-                fontsize=7)
+                fontsize=7.5)
     for s in range(stages):
         ax.text(-0.1, y0 + (stages - 1 - s) * h + h / 2, f"stage {s}", ha="right", va="center",
                 fontsize=8)
@@ -37,10 +37,10 @@ def ring_panel(ax, y0, stages, k_tiles, title):
         y = y0 + (stages - 1 - stage) * h
         x_issue = (issued + 1) * w  # the prefill is column 0, iteration kt is column kt + 1
         x_use = (used + 1) * w
-        box(ax, x_issue, y, x_use - x_issue, h, f"TMA: slice {used}", color=COLORS["tma"],
-            alpha=0.35, fontsize=7)
+        box(ax, x_issue, y, x_use - x_issue, h, f"TMA\nslice {used}", color=COLORS["tma"],
+            alpha=0.35, fontsize=7.5)
         box(ax, x_use, y, w, h, f"read {used}\nparity {parity}", color=COLORS["mma"], alpha=0.35,
-            fontsize=7)
+            fontsize=7.5)
 
 
 def ring():
@@ -76,13 +76,13 @@ def stage_layout():
         for s in range(STAGES):
             for j in range(BK // K_ATOM):
                 color = COLORS["a"] if operand == "A" else COLORS["b"]
-                box(ax, x, y, atom * scale, 0.5, f"s{s} box {j}", color=color,
-                    alpha=0.25 if s else 0.5, fontsize=7)
+                box(ax, x, y, atom * scale, 0.5, f"s{s}\nbox {j}", color=color,
+                    alpha=0.25 if s else 0.5, fontsize=7.5)
                 x += atom * scale
         ax.text(x_start[operand] + (x - x_start[operand]) / 2, y - 0.08,
                 f"{operand}: {STAGES} stages × {BK // K_ATOM} TMA boxes of [{rows}][64], "
-                f"{atom // 1024} KiB each", ha="center", va="top", fontsize=7)
-    ax.text(x + 0.05, y + 0.25, "full[0..1]", ha="left", va="center", fontsize=7)
+                f"{atom // 1024} KiB each", ha="center", va="top", fontsize=7.5)
+    ax.text(x + 0.05, y + 0.25, "full[0..1]", ha="left", va="center", fontsize=7.5)
     # Zoom: one stage of A, two boxes along K, two warpgroups along M, k16 steps of 32 B.
     x0, y0, cw, rh = 0.6, 0.2, 0.42, 1.1
     ax.text(x0 + 8 * cw / 2, y0 + 2 * rh + 0.2, "one stage of A: BK = 128 = two 64-wide "
@@ -92,14 +92,14 @@ def stage_layout():
         xx = x0 + ks * cw + j * 0.15
         for wg in range(2):
             box(ax, xx, y0 + (1 - wg) * rh, cw, rh, f"ks {ks}" if wg == 0 else "",
-                color=COLORS["a"], alpha=0.5 if wg == 0 else 0.25, fontsize=7)
-        ax.text(xx + cw / 2, y0 - 0.08, f"+{2 * (ks % 4)}", ha="center", va="top", fontsize=7)
-    ax.text(x0 - 0.1, y0 + 1.5 * rh, "wg 0:\nrows 0–63", ha="right", va="center", fontsize=7)
+                color=COLORS["a"], alpha=0.5 if wg == 0 else 0.25, fontsize=7.5)
+        ax.text(xx + cw / 2, y0 - 0.08, f"+{2 * (ks % 4)}", ha="center", va="top", fontsize=7.5)
+    ax.text(x0 - 0.1, y0 + 1.5 * rh, "wg 0:\nrows 0–63", ha="right", va="center", fontsize=7.5)
     ax.text(x0 - 0.1, y0 + 0.5 * rh, "wg 1:\nrows 64–127\n(+8 KiB)", ha="right", va="center",
-            fontsize=7)
-    ax.text(x0 + 2 * cw, y0 - 0.42, "box 0: k 0–63", ha="center", va="top", fontsize=7)
+            fontsize=7.5)
+    ax.text(x0 + 2 * cw, y0 - 0.42, "box 0: k 0–63", ha="center", va="top", fontsize=7.5)
     ax.text(x0 + 6 * cw + 0.15, y0 - 0.42, "box 1: k 64–127 (+16 KiB)", ha="center", va="top",
-            fontsize=7)
+            fontsize=7.5)
     ax.text(5.2, y0 + rh, "descriptor of k16 step ks in stage s, warpgroup wg:\n"
             "desc_a + s·kStageA + (ks / 4)·(kAtomABytes >> 4)\n"
             "       + 2·(ks mod 4)     (units of 16 B)\n\n"
@@ -174,11 +174,11 @@ def clip(x0, x1):
     return max(0.0, x0), min(T_END, x1)
 
 
-def span(ax, y, x0, x1, h, text, color, alpha=0.45, hatch=None, fontsize=7):
+def span(ax, y, x0, x1, h, text, color, alpha=0.45, hatch=None, fontsize=8):
     x0, x1 = clip(x0, x1)
     if x1 <= x0:
         return
-    fits = x1 - x0 > 0.09 * len(text) + 0.1  # leave the label out where it would not fit
+    fits = x1 - x0 > 0.095 * len(text) + 0.1  # leave the label out where it would not fit
     box(ax, x0, y, x1 - x0, h, text if fits else "", color=color, alpha=alpha,
         fontsize=fontsize)
     if hatch:
@@ -241,20 +241,20 @@ def timeline():
     lx = 0.0
     for color, alpha, hatch, text in items[:2]:
         span(ax, ly, lx, lx + 0.35, 0.25, "", color, alpha=alpha, hatch=hatch)
-        ax.text(lx + 0.45, ly + 0.125, text, va="center", fontsize=7)
+        ax.text(lx + 0.45, ly + 0.125, text, va="center", fontsize=8)
         lx += 4.6
     ly -= 0.4
     lx = 0.0
     for color, alpha, hatch, text in items[2:]:
         span(ax, ly, lx, lx + 0.35, 0.25, "", color, alpha=alpha, hatch=hatch)
-        ax.text(lx + 0.45, ly + 0.125, text, va="center", fontsize=7)
+        ax.text(lx + 0.45, ly + 0.125, text, va="center", fontsize=8)
         lx += 4.6
     ax.text(T_END, y_v1_tc - 0.12, "three CTAs take turns: one's wait is another's math",
-            ha="right", va="top", fontsize=7, style="italic")
+            ha="right", va="top", fontsize=8, style="italic")
     ax.text(T_END, y_v2_tc - 0.12, "loads hidden inside one CTA; nothing fills the drain",
-            ha="right", va="top", fontsize=7, style="italic")
+            ha="right", va="top", fontsize=8, style="italic")
     ax.text(T_END, ly - 0.35, "time →  (durations illustrative, not measured)", ha="right",
-            va="top", fontsize=7)
+            va="top", fontsize=8)
     ax.set_xlim(-1.5, T_END + 0.1)
     ax.set_ylim(ly - 0.6, 6.0)
     save(fig, "v2_timeline")

@@ -212,67 +212,67 @@ def model_v2(k_tiles):
 
 def roles():
     """Producer, ring, consumers; every arrow is an arrival or a wait, with its parity."""
-    fig, ax = figure(13.2, 4.9)
+    fig, ax = figure(10.45, 5.6)
     # The producer.
-    pw = 2.7
+    pw = 3.1
     box(ax, 0, 0.5, pw, 3.4, color=COLORS["tma"], alpha=0.18)
-    ax.text(pw / 2, 3.75, "warpgroup 0: producer", ha="center", va="top", fontsize=9,
+    ax.text(pw / 2, 3.8, "warpgroup 0: producer", ha="center", va="top", fontsize=9,
             weight="bold")
-    ax.text(pw / 2, 3.4, "setmaxnreg.dec → 40 registers;\nwarps 1–3 and 31 lanes of warp 0\n"
-            "return; the lane elect.sync\nchooses runs the loop:", ha="center", va="top",
-            fontsize=7.5)
-    ax.text(0.15, 2.05, "for kt = 0, 1, …:\n  s = kt mod 4\n  wait empty[s]\n"
+    ax.text(pw / 2, 3.45, "setmaxnreg.dec → 40\nregisters; warps 1–3 and\n"
+            "31 lanes of warp 0 return;\nthe lane elect.sync\nchooses runs the loop:", ha="center",
+            va="top", fontsize=8)
+    ax.text(0.12, 2.15, "for kt = 0, 1, …:\n  s = kt mod 4\n  wait empty[s]\n"
             "  arrive.expect_tx full[s]\n  TMA A box, TMA B box", ha="left", va="top",
-            fontsize=7.5, family="monospace")
+            fontsize=8, family="monospace")
 
     # The ring: four stages, each with its two barriers.
-    x0, w = 4.7, 0.9
+    x0, w = 5.0, 1.0
     ring_l, ring_r = x0, x0 + STAGES * w - 0.08
     ax.text((ring_l + ring_r) / 2, 4.5, "shared memory: 4 stages × 48 KiB\n(stage s holds "
             "slice kt when kt mod 4 = s)", ha="center", va="bottom", fontsize=8)
     for s in range(STAGES):
         x = x0 + s * w
-        box(ax, x, 3.35, w - 0.08, 0.8, "A\n128×64", color=COLORS["a"], alpha=0.3, fontsize=7)
-        box(ax, x, 1.95, w - 0.08, 1.3, "B\n256×64", color=COLORS["b"], alpha=0.3, fontsize=7)
-        ax.text(x + (w - 0.08) / 2, 4.2, f"stage {s}", ha="center", va="bottom", fontsize=7.5)
+        box(ax, x, 3.35, w - 0.08, 0.8, "A\n128×64", color=COLORS["a"], alpha=0.3, fontsize=8)
+        box(ax, x, 1.95, w - 0.08, 1.3, "B\n256×64", color=COLORS["b"], alpha=0.3, fontsize=8)
+        ax.text(x + (w - 0.08) / 2, 4.2, f"stage {s}", ha="center", va="bottom", fontsize=8)
         box(ax, x, 1.3, w - 0.08, 0.45, f"full[{s}]", color=COLORS["smem"], alpha=0.5,
-            fontsize=7)
+            fontsize=8)
         box(ax, x, 0.55, w - 0.08, 0.45, f"empty[{s}]", color=COLORS["grey"], alpha=0.35,
-            fontsize=7)
-    ax.text(ring_r + 0.1, 1.52, "1 arrival\n+ 49152 B", ha="left", va="center", fontsize=6.5)
-    ax.text(ring_r + 0.1, 0.77, "8 arrivals", ha="left", va="center", fontsize=6.5)
+            fontsize=8)
+    ax.text((ring_l + ring_r) / 2, 0.45, "full[s]: 1 arrival + 49152 B\nempty[s]: 8 arrivals",
+            ha="center", va="top", fontsize=8)
 
     # The consumers.
-    cx, cw = 10.4, 2.7
-    for c, (y, rows) in enumerate([(2.45, "0–63"), (0.5, "64–127")]):
-        box(ax, cx, y, cw, 1.45, color=COLORS["a"] if c == 0 else COLORS["b"], alpha=0.18)
-        ax.text(cx + cw / 2, y + 1.37, f"warpgroup {c + 1}: consumer", ha="center", va="top",
-                fontsize=8.5, weight="bold")
-        ax.text(cx + cw / 2, y + 1.05, f"setmaxnreg.inc → 232 registers\nrows {rows} of the "
-                "tile: a 64×256\naccumulator, 128 fp32 per thread", ha="center", va="top",
-                fontsize=7)
-    ax.text(cx + cw / 2, 0.4, "each, for kt = 0, 1, …: wait full[s],\n4 wgmma, commit, wait_group 0,\n"
-            "arrive on empty[s]", ha="center", va="top", fontsize=7)
+    cx, cw = ring_r + 1.55, 2.55
+    for c, (y, rows) in enumerate([(2.3, "0–63"), (0.45, "64–127")]):
+        box(ax, cx, y, cw, 1.65, color=COLORS["a"] if c == 0 else COLORS["b"], alpha=0.18)
+        ax.text(cx + cw / 2, y + 1.57, f"warpgroup {c + 1}: consumer", ha="center", va="top",
+                fontsize=8, weight="bold")
+        ax.text(cx + cw / 2, y + 1.3, f"setmaxnreg.inc → 232\nregisters; rows {rows}\n"
+                "of the tile: a 64×256\naccumulator, 128 fp32\nper thread", ha="center",
+                va="top", fontsize=8)
+    ax.text(cx + cw / 2, 0.35, "each, for kt = 0, 1, …:\nwait full[s], 4 wgmma,\n"
+            "commit, wait_group 0,\narrive on empty[s]", ha="center", va="top", fontsize=8)
 
     # Arrows: producer side.
-    arrow(ax, pw, 3.0, ring_l, 3.0, "TMA writes stage s;\nits bytes count on full[s]",
-          color=COLORS["tma"], fontsize=7, offset=(0, 0.05))
+    arrow(ax, pw, 3.0, ring_l, 3.0, "TMA writes stage s;\nits bytes count\non full[s]",
+          color=COLORS["tma"], fontsize=8, offset=(0, 0.05))
     arrow(ax, pw, 1.52, ring_l, 1.52, "arrive.expect_tx:\n1 arrival, 49152 B",
-          color="black", fontsize=7, offset=(0, 0.05))
+          color="black", fontsize=8, offset=(0, 0.05))
     arrow(ax, ring_l, 0.77, pw, 0.77, "", color="black")
-    ax.text((pw + ring_l) / 2, 0.68, "wait parity ((kt/4) & 1) ^ 1\n(first pass: returns at once)",
-            ha="center", va="top", fontsize=7)
+    ax.text((pw + ring_l) / 2, 0.68, "wait parity\n((kt/4) & 1) ^ 1\n(first pass:\n"
+            "returns at once)", ha="center", va="top", fontsize=8)
     # Consumer side.
-    bl = ring_r + 0.85
-    arrow(ax, ring_r + 0.05, 3.0, cx, 3.0, "wgmma read their 64\nrows of A, all of B",
-          color=COLORS["mma"], fontsize=7, offset=(0, 0.05))
-    arrow(ax, bl, 1.52, cx, 1.52, "", color="black")
-    ax.text((bl + cx) / 2, 1.6, "wait parity\n(kt/4) & 1", ha="center", va="bottom", fontsize=7)
-    arrow(ax, cx, 0.77, bl, 0.77, "", color="black")
-    ax.text((bl + cx) / 2, 0.68, "arrive: lane 0\nof each warp", ha="center", va="top",
-            fontsize=7)
+    arrow(ax, ring_r + 0.05, 3.0, cx, 3.0, "wgmma read\ntheir 64 rows\nof A, all of B",
+          color=COLORS["mma"], fontsize=8, offset=(0, 0.05))
+    arrow(ax, ring_r + 0.05, 1.52, cx, 1.52, "", color="black")
+    ax.text((ring_r + cx) / 2, 1.6, "wait parity\n(kt/4) & 1", ha="center", va="bottom",
+            fontsize=8)
+    arrow(ax, cx, 0.77, ring_r + 0.05, 0.77, "", color="black")
+    ax.text((ring_r + cx) / 2, 0.68, "arrive: lane 0\nof each warp", ha="center", va="top",
+            fontsize=8)
     ax.set_xlim(-0.1, cx + cw + 0.1)
-    ax.set_ylim(-0.45, 5.0)
+    ax.set_ylim(-0.65, 5.0)
     save(fig, "v3_roles")
 
 
@@ -289,35 +289,39 @@ def phases():
     cons = {w["slice"]: w for w in m["consumer_waits"]}
     for kt, w in prod.items():  # the wait for slice kt returned after exactly kt/4 releases
         assert w["completed"] == kt // STAGES and (kt >= STAGES or w["at_once"]), w
-    rows = [
-        ("K slice kt", lambda kt: str(kt), lambda kt: "white"),
-        ("stage s = kt mod 4", lambda kt: str(prod[kt]["stage"]), lambda kt: "white"),
-        ("fill of stage s (kt / 4)", lambda kt: str(kt // STAGES), lambda kt: "white"),
-        ("producer: wait empty[s],\nparity ((kt/4) & 1) ^ 1", lambda kt: str(prod[kt]["parity"]),
+    columns = [  # (header, cell text, cell colour)
+        ("K slice\nkt", lambda kt: str(kt), lambda kt: "white"),
+        ("stage s =\nkt mod 4", lambda kt: str(prod[kt]["stage"]), lambda kt: "white"),
+        ("fill of\nstage s\n(kt / 4)", lambda kt: str(kt // STAGES), lambda kt: "white"),
+        ("producer:\nwait empty[s],\nparity\n((kt/4) & 1) ^ 1",
+         lambda kt: str(prod[kt]["parity"]),
          lambda kt: COLORS["smem"] if prod[kt]["parity"] else "white"),
         ("that phase is …",
-         lambda kt: ("fresh:\nreturns\nat once" if prod[kt]["at_once"] and prod[kt]["completed"] == 0
-                     else f"slice {kt - STAGES}\nreleased"),
+         lambda kt: ("fresh: returns at once" if prod[kt]["at_once"] and prod[kt]["completed"] == 0
+                     else f"slice {kt - STAGES} released"),
          lambda kt: COLORS["tma"] if prod[kt]["completed"] == 0 else "white"),
-        ("consumers: wait full[s],\nparity (kt/4) & 1", lambda kt: str(cons[kt]["parity"]),
+        ("consumers:\nwait full[s],\nparity\n(kt/4) & 1", lambda kt: str(cons[kt]["parity"]),
          lambda kt: COLORS["smem"] if cons[kt]["parity"] else "white"),
-        ("that phase is …", lambda kt: f"slice {kt}\nlanded", lambda kt: "white"),
+        ("that phase is …", lambda kt: f"slice {kt} landed", lambda kt: "white"),
     ]
-    cw, rh, lw = 0.78, 0.46, 2.2
-    fig, ax = figure(lw + cw * k_tiles + 0.2, rh * len(rows) + 0.5)
-    for i, (label, text, color) in enumerate(rows):
-        y = (len(rows) - 1 - i) * rh
-        ax.text(lw - 0.08, y + rh / 2, label, ha="right", va="center", fontsize=7.5,
-                weight="bold" if i == 0 else "normal")
+    # One row per K slice, one column per fact.
+    cws = [0.85, 1.0, 0.9, 1.5, 2.15, 1.2, 1.55]
+    rh, hh = 0.3, 0.95  # row height, header height
+    fig, ax = figure(8.0, 5.6)
+    x = 0.0
+    for (header, text, color), cw in zip(columns, cws):
+        ax.text(x + cw / 2, k_tiles * rh + 0.08, header, ha="center", va="bottom", fontsize=8,
+                weight="bold" if header.startswith("K slice") else "normal")
         for kt in range(k_tiles):
             c = color(kt)
-            box(ax, lw + kt * cw, y, cw, rh, text(kt), color=c,
-                alpha=0.45 if c not in ("white",) else 1.0, fontsize=7 if i != 4 else 6.5)
+            box(ax, x, (k_tiles - 1 - kt) * rh, cw, rh, text(kt), color=c,
+                alpha=0.45 if c not in ("white",) else 1.0, fontsize=8)
+        x += cw
     for p in range(1, k_tiles // STAGES):  # pass boundaries
-        x = lw + p * STAGES * cw
-        ax.plot([x, x], [-0.05, rh * len(rows) + 0.05], color="black", lw=2)
-    ax.set_xlim(-0.1, lw + cw * k_tiles + 0.1)
-    ax.set_ylim(-0.1, rh * len(rows) + 0.1)
+        y = (k_tiles - p * STAGES) * rh
+        ax.plot([-0.05, x + 0.05], [y, y], color="black", lw=2)
+    ax.set_xlim(-0.1, x + 0.1)
+    ax.set_ylim(-0.1, k_tiles * rh + hh)
     save(fig, "v3_phases")
 
 
@@ -334,11 +338,11 @@ def timeline():
     wg_color = [COLORS["a"], COLORS["b"]]
 
     def panel(y_top, title, m, stages, names):
-        ax.text(0, y_top + 0.12, title, ha="left", va="bottom", fontsize=9, weight="bold")
+        ax.text(0, y_top + 0.12, title, ha="left", va="bottom", fontsize=9.5, weight="bold")
         labels = [f"stage {s}" for s in range(stages)] + names + ["tensor pipe"]
         for i, lab in enumerate(labels):
             y = y_top - (i + 1) * rh
-            ax.text(-0.1, y + rh * 0.45, lab, ha="right", va="center", fontsize=7.5)
+            ax.text(-0.1, y + rh * 0.45, lab, ha="right", va="center", fontsize=8.5)
             ax.plot([0, end * xs], [y, y], color=COLORS["light"], lw=0.5)
         # Stages: loading (issue -> landed), then holding the slice until it is released.
         for ld in m["loads"]:
@@ -347,12 +351,12 @@ def timeline():
                 color=COLORS["tma"], alpha=0.25, lw=0.5)
             rel = m["release"][ld["slice"]]
             box(ax, ld["landed"] * xs, y, (rel - ld["landed"]) * xs, rh - 0.08,
-                str(ld["slice"]), color=COLORS["smem"], alpha=0.6, lw=0.5, fontsize=7)
+                str(ld["slice"]), color=COLORS["smem"], alpha=0.6, lw=0.5, fontsize=8.5)
         # Warpgroups: from the group's first issue to wait_group's return.
         for g in m["groups"]:
             y = y_top - (stages + g["consumer"] + 1) * rh + 0.04
             box(ax, g["issued"] * xs, y, (g["done"] - g["issued"]) * xs, rh - 0.08,
-                str(g["slice"]), color=wg_color[g["consumer"]], alpha=0.35, lw=0.5, fontsize=7)
+                str(g["slice"]), color=wg_color[g["consumer"]], alpha=0.35, lw=0.5, fontsize=8.5)
             box(ax, g["done"] * xs, y, (g["released"] - g["done"]) * xs, rh - 0.08,
                 color="black", alpha=0.7, lw=0.5)
         # The pipe: which warpgroup's wgmma runs; grey where nothing runs.
@@ -381,10 +385,10 @@ def timeline():
     ax.plot([0, end * xs], [y3 - 0.12, y3 - 0.12], color="black", lw=0.8)
     for t in range(0, int(end) + 1, 2):
         ax.plot([t * xs, t * xs], [y3 - 0.12, y3 - 0.2], color="black", lw=0.8)
-        ax.text(t * xs, y3 - 0.25, str(t), ha="center", va="top", fontsize=7)
+        ax.text(t * xs, y3 - 0.25, str(t), ha="center", va="top", fontsize=8.5)
     ax.text(end * xs / 2, y3 - 0.5, "time, in units of one warpgroup's 64×256×64 of wgmma "
             "(assumed durations: a model, not a measurement)", ha="center", va="top",
-            fontsize=7.5)
+            fontsize=8.5)
     # Legend, three rows of two.
     ly = y3 - 0.95
     items = [(COLORS["tma"], 0.25, "TMA in flight"),
@@ -394,9 +398,9 @@ def timeline():
              (COLORS["grey"], 0.35, "tensor pipe idle"),
              ("black", 0.7, "drain: wait_group, arrive (v2: and __syncthreads)")]
     for i, (color, alpha, text) in enumerate(items):
-        x, y = (i % 2) * end * xs / 2, ly - (i // 2) * 0.28
+        x, y = (i % 2) * end * xs * 0.44, ly - (i // 2) * 0.28
         box(ax, x, y, 0.3, 0.18, color=color, alpha=alpha, lw=0.5)
-        ax.text(x + 0.38, y + 0.09, text, ha="left", va="center", fontsize=7)
+        ax.text(x + 0.38, y + 0.09, text, ha="left", va="center", fontsize=8.5)
     ly -= 0.56
     ax.set_xlim(-1.5, end * xs + 0.1)
     ax.set_ylim(ly - 0.1, n_rows * rh + 1.5)

@@ -100,7 +100,7 @@ def waves():
     """The tile grids of 8192³ and 16384³ (128×256 tiles) cut into waves of 132 CTAs, in v3's
     row-major order and v4's grouped order; the tile rows of A and tile columns of B that the
     first wave reads are marked beside the grid."""
-    fig, axes = plt.subplots(1, 4, figsize=(12, 4.0),
+    fig, axes = plt.subplots(1, 4, figsize=(9.6, 3.9),
                              gridspec_kw=dict(width_ratios=[1, 1, 1, 1], wspace=0.3))
     cases = [(8192, row_major, "v3, row-major"), (8192, tile_coord, f"v4, GROUP_M = {GROUP_M}"),
              (16384, row_major, "v3, row-major"), (16384, tile_coord, f"v4, GROUP_M = {GROUP_M}")]
@@ -135,9 +135,10 @@ def waves():
                 ha="center", va="top", fontsize=8)
         ax.set_xlim(-4 * pad, 2 * tiles_n + pad)
         ax.set_ylim(-tiles_m * 0.33, tiles_m + 4 * pad)
-    fig.text(0.5, 0.1, "Orange: the first 132 tiles, computed at the same time; grey and white: "
-             "the waves after it; thin lines: the groups of 8 tile rows.\nGreen bars: the tile rows of A, purple bars: the tile columns "
-             "of B that wave 0 needs.", ha="center", fontsize=8)
+    fig.text(0.5, 0.06, "Orange: the first 132 tiles, computed at the same time; grey and "
+             "white: the waves after it;\nthin lines: the groups of 8 tile rows.  Green "
+             "bars: the tile rows of A, purple bars: the tile\ncolumns of B that wave 0 "
+             "needs.", ha="center", fontsize=8)
     save(fig, "v4_waves")
 
 
@@ -148,13 +149,13 @@ def ring():
     (kt / 4) & 1) and marks where that parity disagrees with the barrier's real phase."""
     k_tiles, n_tiles = 6, 3
     total = k_tiles * n_tiles
-    fig, ax = figure(11, 3.7)
-    cw, ch = 0.58, 0.42
-    x0 = 2.9
+    fig, ax = figure(10.0, 3.7)
+    cw, ch = 0.55, 0.46
+    x0 = 2.6
     tile_colors = [COLORS["a"], COLORS["b"], COLORS["c"]]
     labels = ["tile (of this CTA)", "kt (K slice of the tile)", "it (the CTA's counter)",
               "stage = it % 4", "full parity = (it / 4) & 1", "empty parity = that ^ 1",
-              "restarted: stage kt % 4 / parity"]
+              "restarted counter:\nstage kt % 4 / parity"]
     fills = [0] * STAGES      # completed phases of each full barrier, v4
     fills_kt = [0] * STAGES   # the same with a per-tile counter
     wrong_at = []
@@ -169,7 +170,7 @@ def ring():
         if wrong:
             wrong_at.append((tile, kt))
         values = [str(tile), str(kt), str(it), str(s), str(parity), str(parity ^ 1),
-                  f"{s_kt} / {p_kt}"]
+                  f"{s_kt}/{p_kt}"]
         x = x0 + it * cw
         for r, v in enumerate(values):
             y = (len(values) - 1 - r) * ch
@@ -177,7 +178,7 @@ def ring():
                 color, alpha = (COLORS["mma"], 0.6) if wrong else ("white", 1.0)
             else:
                 color, alpha = tile_colors[tile], 0.18 + 0.25 * (r == 0)
-            box(ax, x, y, cw, ch, v, color=color, alpha=alpha, fontsize=7.5,
+            box(ax, x, y, cw, ch, v, color=color, alpha=alpha, fontsize=8,
                 edge=COLORS["grey"], lw=0.5)
     for r, lab in enumerate(labels):
         ax.text(x0 - 0.1, (len(labels) - 1 - r) * ch + ch / 2, lab, ha="right", va="center",
@@ -193,10 +194,10 @@ def ring():
             va="bottom", fontsize=8)
     where = ", ".join(f"tile {t} slice {k}" for t, k in wrong_at)
     ax.text(x0 + total * cw / 2, -0.2, f"Pink ({where}): a per-tile counter would wait on a "
-            "phase that had already completed and read a stage not yet refilled.", ha="center",
+            "phase that had\nalready completed and read a stage not yet refilled.", ha="center",
             va="top", fontsize=8)
     ax.set_xlim(-0.2, x0 + total * cw + 0.1)
-    ax.set_ylim(-0.6, top + 0.6)
+    ax.set_ylim(-0.85, top + 0.6)
     save(fig, "v4_ring")
 
 
