@@ -279,9 +279,16 @@ class SourceStatsDirective(HmDirective):
 
 
 def kernel_label(mangled):
+    """``matmul_kernel<bf16, true, 1>`` from the mangled name: the element type, then each
+    bool or int template argument (Itanium ABI: ``Lb1E`` is true, ``Li2E`` is 2)."""
     kind = "bf16" if "nv_bfloat16" in mangled else "fp16" if "__half" in mangled else "?"
-    name = re.search(r"\d+(matmul_kernel|[a-z_]+kernel)", mangled)
-    return f"``{name.group(1) if name else mangled}<{kind}>``"
+    name = re.search(r"\d+(matmul_kernel|[a-z_]+kernel)I?", mangled)
+    args = [kind]
+    if name:
+        template = mangled[name.end():].split("EEv")[0]
+        for t, v in re.findall(r"L([bi])(\d+)E", template):
+            args.append(("false", "true")[int(v)] if t == "b" else v)
+    return f"``{name.group(1) if name else mangled}<{', '.join(args)}>``"
 
 
 class ResourcesDirective(HmDirective):
