@@ -5,6 +5,8 @@
 #   scripts/docs_markdown.sh [--check] [BUILD_DIR]   build it and compare it with docs/markdown/
 #                                                    (the default; CTest `docs_markdown`)
 #   scripts/docs_markdown.sh --update [BUILD_DIR]    build it and replace docs/markdown/ with it
+# --check then also runs scripts/markdown_links.py: every relative link, image and anchor of
+# the README and of docs/markdown/ must resolve, as a code host would follow it.
 # BUILD_DIR defaults to build/docs-markdown; the rendering is built in BUILD_DIR/markdown by
 # Sphinx's `markdown` builder (docs/_ext/hm_markdown.py), with warnings as errors.  It needs
 # neither Doxygen nor a CUDA build: it reads the committed inputs (the ptxas reports and
@@ -72,3 +74,6 @@ if [ ${#stale[@]} -gt 0 ]; then
   exit 1
 fi
 echo "docs_markdown: $committed/ is up to date ($count files)"
+# And what a code host shows of it resolves: every relative link, image and anchor of the
+# README and of docs/markdown/ (the parser is MyST's, so it is here whenever Sphinx is).
+$sphinx_python scripts/markdown_links.py .
