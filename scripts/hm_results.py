@@ -46,9 +46,11 @@ def versions_in(rows):
                   key=lambda v: int(re.match(r"v(\d+)", v).group(1)))
 
 
-def pick(rows, impl, dtype, shape):
+def pick(rows, impl, dtype, shape, family=None):
+    """The first row of impl at dtype and shape (m, n, k), in `family` if one is named."""
     for r in rows:
-        if r["impl"] == impl and r["dtype"] == dtype and (r["m"], r["n"], r["k"]) == shape:
+        if (r["impl"] == impl and r["dtype"] == dtype and (r["m"], r["n"], r["k"]) == shape
+                and (family is None or r["family"] == family)):
             return r
     return None
 

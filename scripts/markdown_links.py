@@ -18,12 +18,9 @@ except ImportError:
           "python3-markdown-it")
     sys.exit(77)
 
-
-def slug(text):
-    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
-    text = text.strip().lower()
-    text = re.sub(r"[^\w\- ]", "", text, flags=re.UNICODE)
-    return text.replace(" ", "-")
+# The heading anchors are the Markdown builder's own (GitHub's slugs of the heading text).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "_ext"))
+from hm_markdown import slugify  # noqa: E402
 
 
 def parse(md, path):
@@ -40,7 +37,7 @@ def anchors(md, path, cache):
             if tok.type == "heading_open":
                 text = "".join(c.content for c in tokens[i + 1].children or []
                                if c.type in ("text", "code_inline"))
-                base = slug(text)
+                base = slugify(text)
                 n = seen.get(base, 0)
                 seen[base] = n + 1
                 found.add(base if n == 0 else f"{base}-{n}")

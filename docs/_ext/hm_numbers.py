@@ -21,7 +21,7 @@ import sys
 from docutils import nodes
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
-from hm_results import geomean, load  # noqa: E402
+from hm_results import geomean, load, pick  # noqa: E402
 
 _cache = {}
 
@@ -52,11 +52,10 @@ def _row(app, impl, dtype, shape, protocol):
     except ValueError:
         raise NumberError(f"bad shape '{shape}' (expected MxNxK or FAMILY/MxNxK)")
     rows, _ = _rows(app, protocol, dtype)
-    for r in rows:
-        if (r["impl"], r["dtype"], r["m"], r["n"], r["k"]) == (impl, dtype, m, n, k) and (
-                not family or r["family"] == family):
-            return r
-    raise NumberError(f"no {protocol} result for {impl} {dtype} {shape}")
+    found = pick(rows, impl, dtype, (m, n, k), family or None)
+    if found is None:
+        raise NumberError(f"no {protocol} result for {impl} {dtype} {shape}")
+    return found
 
 
 def _args(text, counts):
