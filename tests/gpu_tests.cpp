@@ -19,6 +19,7 @@
 #include "common/reference.h"
 #include "common/registry.h"
 #include "tests/test_util.h"
+#include "v8_stream_k/matmul.h"
 
 namespace {
 
@@ -62,6 +63,14 @@ const Shape kShapes[] = {
     // 16-byte multiples (TMA stores, clipped), several tiles per cluster, 9 K slices.
     {"OddTileRowsSeveralTilesPerCluster", 4200, 2056, 520},
     {"Square2048", 2048, 2048, 2048},
+    // v8's stream-K: 133 tiles of 16 slices (each tile split between units), 270 tiles
+    // after a data-parallel wave, the same ragged with n % 8 != 0 (pairs, register stores),
+    // and decode shapes of one tile row.
+    {"StreamKEveryTileSplit", 896, 4864, 1024},
+    {"StreamKAfterAWave", 1280, 6912, 2048},
+    {"StreamKRaggedPairs", 900, 4860, 1032},
+    {"DecodeM64", 64, 5120, 5120},
+    {"DecodeM1", 1, 5120, 5120},
 };
 
 /// Problems up to this many multiply-adds are also checked against the float64 CPU product.
@@ -233,5 +242,96 @@ TEST_P(BadInput, ErrorsAreReportedAndTheProcessGoesOnWorking) {
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, BadInput, testing::ValuesIn(hm::versions()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------
+// v8's stream-K with schedules make_schedule() never chooses, to break it where it is
+// fragile: one-slice pieces, a unit boundary at every slice of a tile, empty units, more
+// workers than K slices.  Each result against cuBLAS, and bitwise on a second run.
+
+/// Runs `p` with schedule `s` twice and checks it against cuBLAS and against itself.
+void check_schedule(const hm::Problem& p, const v8_stream_k::Schedule& s, uint64_t seed) {
+  Operands in;
+  ASSERT_OK(in.init(p, seed, nullptr));
+  hm::DeviceBuffer c, again, ref;
+  for (hm::DeviceBuffer* buf : {&c, &again, &ref}) {
+    ASSERT_OK(buf->allocate(size_t(p.m * p.n * 2)));
+    ASSERT_OK(hm::poison(buf->get(), p.m * p.n, p.dtype, nullptr));
+  }
+  ASSERT_OK(v8_stream_k::matmul(p, in.a.get(), in.b.get(), c.get(), s, nullptr));
+  ASSERT_OK(v8_stream_k::matmul(p, in.a.get(), in.b.get(), again.get(), s, nullptr));
+  hm::Cublas cublas;
+  ASSERT_OK(cublas.matmul(p, in.a.get(), in.b.get(), ref.get(), nullptr));
+  hm::Comparison cmp;
+  ASSERT_OK(hm::compare_on_device(p, c.get(), ref.get(), &cmp, nullptr));
+  EXPECT_TRUE(cmp.pass()) << cmp.summary() << " (" << s.units << " units on " << s.workers
+                          << " workers, " << s.sk_tiles << " of " << s.tiles << " tiles)";
+  int64_t differing = -1;
+  ASSERT_OK(hm::count_bit_differences(c.get(), again.get(), p.m * p.n, &differing, nullptr));
+  EXPECT_EQ(differing, 0) << "two runs differ in " << differing << " elements";
+}
+
+TEST(StreamKV8, UnitBoundaryAtEverySliceOfATile) {
+  SKIP_WITHOUT_SM90();
+  const hm::Problem p{128, 256, 1024, DType::bf16};  // one tile of 16 slices
+  for (int units = 2; units <= 16; ++units)  // boundaries ⌊16·i/units⌋ reach every slice
+    check_schedule(p, {1, 16, units, 1, units, 1}, 100 + units);
+}
+
+TEST(StreamKV8, OneSlicePerUnitAndPartialTiles) {
+  SKIP_WITHOUT_SM90();
+  // 2 × 2 tiles of 16 slices, ragged in M and N (TMA stores), 64 units of one slice each.
+  check_schedule({200, 304, 1024, DType::bf16}, {4, 16, 64, 4, 64, 1}, 1);
+  check_schedule({200, 304, 1024, DType::fp16}, {4, 16, 64, 4, 64, 1}, 2);
+}
+
+TEST(StreamKV8, MoreWorkersThanSlicesAndEmptyUnits) {
+  SKIP_WITHOUT_SM90();
+  // One tile of 4 slices: 8 units, of which half are empty, on 8 workers; then 4 units on
+  // 12 workers, 8 with nothing to do.
+  check_schedule({128, 256, 256, DType::bf16}, {1, 4, 8, 1, 8, 1}, 3);
+  check_schedule({128, 256, 256, DType::bf16}, {1, 4, 12, 1, 4, 1}, 4);
+}
+
+TEST(StreamKV8, StreamKTilesBeforeWholeOnesInPairs) {
+  SKIP_WITHOUT_SM90();
+  // n % 8 != 0: clusters of two, whose cluster tiles are 256 rows; 6 × 3 cluster tiles of
+  // 17 slices, the first 10 shared by 20 units, the other 8 whole, on 20 workers.
+  check_schedule({1500, 700, 1088, DType::bf16}, {18, 17, 20, 10, 20, 1}, 5);
+}
+
+TEST(StreamKV8, WorkspaceErrorsAreClearAndACallersWorkspaceWorks) {
+  SKIP_WITHOUT_SM90();
+  const hm::Problem p{64, 5120, 5120, DType::bf16};  // stream-K: one tile row
+  hm::DeviceInfo info;
+  ASSERT_OK(hm::query_current_sm90(&info));
+  const size_t bytes = v8_stream_k::workspace_bytes(p, info.sm_count);
+  ASSERT_GT(bytes, 0u);
+  Operands in;
+  ASSERT_OK(in.init(p, 6, nullptr));
+  hm::DeviceBuffer c, mine, workspace;
+  ASSERT_OK(c.allocate(size_t(p.m * p.n * 2)));
+  ASSERT_OK(mine.allocate(size_t(p.m * p.n * 2)));
+  ASSERT_OK(workspace.allocate(bytes + 16));
+  ASSERT_CUDA(cudaMemset(workspace.get(), 0, bytes + 16));
+  const auto* a = in.a.get();
+  EXPECT_ERROR_CONTAINS(v8_stream_k::matmul(p, a, in.b.get(), c.get(), nullptr, 0, nullptr),
+                        "workspace of 0 bytes");
+  EXPECT_ERROR_CONTAINS(
+      v8_stream_k::matmul(p, a, in.b.get(), c.get(), workspace.get(), bytes / 2, nullptr),
+      "where this launch needs");
+  EXPECT_ERROR_CONTAINS(v8_stream_k::matmul(p, a, in.b.get(), c.get(),
+                                            static_cast<char*>(workspace.get()) + 8, bytes,
+                                            nullptr),
+                        "16-byte aligned");
+  ASSERT_CUDA(cudaGetLastError());
+  ASSERT_OK(v8_stream_k::matmul(p, a, in.b.get(), c.get(), nullptr));  // the cache's
+  for (int run = 0; run < 3; ++run) {  // flags must come back to zero after every launch
+    ASSERT_OK(hm::poison(mine.get(), p.m * p.n, p.dtype, nullptr));
+    ASSERT_OK(v8_stream_k::matmul(p, a, in.b.get(), mine.get(), workspace.get(), bytes, nullptr));
+    int64_t differing = -1;
+    ASSERT_OK(hm::count_bit_differences(c.get(), mine.get(), p.m * p.n, &differing, nullptr));
+    EXPECT_EQ(differing, 0) << "run " << run << " with the caller's workspace";
+  }
+}
 
 }  // namespace

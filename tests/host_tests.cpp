@@ -30,6 +30,7 @@
 #include "v5_async_wgmma/matmul.h"
 #include "v6_tma_store/matmul.h"
 #include "v7_multicast/matmul.h"
+#include "v8_stream_k/matmul.h"
 
 namespace {
 
@@ -332,6 +333,87 @@ TEST(TileOrder, EveryTileVisitedOnceByClustersV7) {
       }
     }
   }
+}
+
+// v8's schedule, simulated on the host as the kernel walks it: every K slice of every tile is
+// computed by exactly one piece; each tile has one owner (the piece of slice 0); a worker
+// hands over at most one partial sum, in its first piece, and waits in at most one, its last
+// stream-K piece, only for higher units, which are exactly the ones the kernel's loop visits.
+TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
+  for (const int workers : {1, 2, 7, 66, 132}) {
+    for (const int tiles : {1, 2, 5, 20, 60, 66, 67, 131, 132, 133, 200, 288, 594, 800, 2048}) {
+      for (const int k_tiles : {1, 8, 15, 16, 17, 24, 64, 80, 128, 217}) {
+        const v8_stream_k::Schedule s = v8_stream_k::make_schedule(tiles, k_tiles, workers);
+        ASSERT_LE(s.workers, workers);
+        ASSERT_LE(s.units, s.workers);
+        std::vector<int> done(size_t(tiles) * k_tiles, 0), owners(size_t(tiles), 0);
+        std::vector<std::vector<int>> handed(static_cast<size_t>(tiles));  // who hands over
+        std::vector<int> waits_for(size_t(tiles), -1);        // the owner's unit, if it waits
+        for (int worker = 0; worker < s.workers; ++worker) {
+          v8_stream_k::WorkUnit w;
+          for (int u = 0; v8_stream_k::work_unit(s, worker, u, &w); ++u) {
+            ASSERT_TRUE(w.tile >= 0 && w.tile < tiles && w.k_begin >= 0 && w.k_begin < w.k_end &&
+                        w.k_end <= k_tiles)
+                << "worker " << worker << " piece " << u;
+            for (int kt = w.k_begin; kt < w.k_end; ++kt) ++done[size_t(w.tile) * k_tiles + kt];
+            if (w.k_begin > 0) {
+              ASSERT_EQ(u, 0) << "a worker hands over only in its first piece";
+              handed[size_t(w.tile)].push_back(worker);
+            } else {
+              ++owners[size_t(w.tile)];
+              if (w.k_end < k_tiles) waits_for[size_t(w.tile)] = worker;
+            }
+            if (w.k_end - w.k_begin < k_tiles)
+              ASSERT_GE(w.k_end - w.k_begin, 8) << "a piece of a shared tile is 8 slices or more";
+          }
+        }
+        for (size_t i = 0; i < done.size(); ++i)
+          ASSERT_EQ(done[i], 1) << "slice " << i % k_tiles << " of tile " << i / k_tiles << ", "
+                                << tiles << " tiles of " << k_tiles << " on " << workers;
+        for (int tile = 0; tile < tiles; ++tile) {
+          ASSERT_EQ(owners[size_t(tile)], 1) << "tile " << tile;
+          const int owner = waits_for[size_t(tile)];
+          if (owner < 0) {
+            ASSERT_TRUE(handed[size_t(tile)].empty());
+            continue;
+          }
+          // The units the kernel's owner visits (step 12): the next non-empty ones that begin
+          // before the tile's end.
+          std::vector<int> visited;
+          const int64_t tile_end = int64_t(tile + 1) * k_tiles;
+          for (int other = owner + 1; v8_stream_k::unit_begin(s, other) < tile_end; ++other)
+            if (v8_stream_k::unit_begin(s, other + 1) != v8_stream_k::unit_begin(s, other))
+              visited.push_back(other);
+          ASSERT_EQ(visited, handed[size_t(tile)]) << "tile " << tile << " owned by " << owner;
+        }
+      }
+    }
+  }
+}
+
+// The rule the chapter explains: whole tiles where they divide among the SMs or K is short,
+// stream-K where the last wave would leave SMs idle.
+TEST(StreamK, ScheduleRuleV8) {
+  const auto sk = [](int tiles, int k_tiles) {
+    return v8_stream_k::make_schedule(tiles, k_tiles, 132).units > 0;
+  };
+  EXPECT_FALSE(sk(264, 128)) << "2 full waves";
+  EXPECT_FALSE(sk(200, 15)) << "K too short to split";
+  EXPECT_TRUE(sk(20, 80)) << "64x5120x5120: 20 tiles for 132 SMs";
+  EXPECT_TRUE(sk(2048, 128)) << "8192^3: 15.5 waves";
+  EXPECT_TRUE(sk(1064, 64)) << "1024x34048x4096: 8.06 waves";
+  EXPECT_FALSE(sk(512, 64)) << "4096^3: the last wave 88% full, too little to gain";
+  const v8_stream_k::Schedule decode = v8_stream_k::make_schedule(20, 80, 132);
+  EXPECT_EQ(decode.sk_tiles, 20);
+  EXPECT_EQ(decode.units, 132);
+  const v8_stream_k::Schedule big = v8_stream_k::make_schedule(2048, 128, 132);
+  EXPECT_EQ(big.sk_tiles, 2048 - 14 * 132) << "the last full wave and the partial one";
+}
+
+TEST(StreamK, WorkspaceBytesV8) {
+  EXPECT_EQ(v8_stream_k::workspace_bytes({8192, 8192, 960, hm::DType::bf16}, 132), 0u);
+  EXPECT_EQ(v8_stream_k::workspace_bytes({64, 5120, 5120, hm::DType::bf16}, 132),
+            size_t(1152 + 132 * 2 * 65536));
 }
 
 TEST(TileOrder, GroupsShareRowsOfA) {

@@ -16,7 +16,9 @@ v5+  one wgmma.fence and one wait_group 0 in the kernel, wait_group 1 in the K l
      zero-filled accumulators (the first MMA runs with scale-d = 0);
 v6+  C leaves through TMA stores: shared-memory writes made visible to the async proxy
      before the store, and a wait for TMA's reads before a buffer is written again;
-v7+  B arrives by TMA multicast, and consumers release stages in every CTA of the cluster.
+v7+  B arrives by TMA multicast, and consumers release stages in every CTA of the cluster;
+v8+  stream-K: a piece hands its partial sums over with a release, the owner takes them with
+     an acquire, visiting the other units in order.
 """
 import os
 import re
@@ -70,7 +72,8 @@ def check(version, src):
         if number >= 7 and "cudaOccupancyMaxActiveClusters" not in src:
             problems.append("a clustered grid must come from how many clusters fit at once")
         first_init = kernel.find("mbarrier_init(")
-        first_tile_loop = kernel.find("for (int tile")
+        # The tile loop; from v8 the loop over a worker's pieces of work.
+        first_tile_loop = kernel.find("for (int tile" if number < 8 else "; work_unit(")
         if first_init < 0 or first_tile_loop < 0 or first_init > first_tile_loop:
             problems.append("barriers must be initialised once, before the tile loop")
     if number >= 5:
@@ -92,6 +95,11 @@ def check(version, src):
         if (calls(kernel, "tma_load_2d_multicast") < 1
                 or calls(kernel, "mbarrier_arrive_cluster") < 1):
             problems.append("B by TMA multicast, stages released in every CTA of the cluster")
+    if number >= 8:
+        if (calls(kernel, "red_release_gpu") < 1 or calls(kernel, "ld_acquire_gpu") < 1
+                or calls(kernel, "unit_begin") < 1):
+            problems.append("partial sums handed over with a release and taken with an acquire, "
+                            "in unit order")
     return problems
 
 

@@ -1,0 +1,1021 @@
+/** @file
+ *  v8 — stream-K.  Adds over v7: the persistent clusters share the total work, tiles × K
+ *  slices, instead of whole tiles.
+ *
+ *  With whole tiles, a problem whose tile count is just above a multiple of the SM count
+ *  leaves most of the GPU idle in its last wave, and one with fewer tiles than SMs (a decode
+ *  shape: M ≤ 128, one tile row) leaves most of it idle throughout.  v8 takes the tiles of
+ *  the last full wave and of the partial one (all of them, when there is no full wave),
+ *  lays their K slices end to end, and cuts that line into one equal stream-K unit per
+ *  cluster; the other tiles stay whole, data-parallel, after it.  A unit may start or end in
+ *  the middle of a tile.  The unit that computes a tile's first K slice owns the tile: it
+ *  waits for the units that computed the rest, adds their partial accumulators from a
+ *  global workspace in the order of the units (so the sum is the same on every run), and
+ *  stores C.  A unit that computes the rest of a tile writes its accumulators to its own
+ *  slot of the workspace and raises a flag; that is the first thing it does, before any
+ *  wait, so no unit waits on one that waits.  make_schedule() chooses stream-K only where
+ *  its model of the K slices each SM runs predicts a gain.
+ */
+#include <cuda.h>  // CUtensorMap (header only)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "common/device.h"
+#include "common/problem.h"
+#include "common/registry.h"
+#include "common/status.h"
+#include "common/tma.h"
+#include "v8_stream_k/matmul.h"
+
+namespace v8_stream_k {
+
+// =========================================================================================
+// 1. PTX wrappers (one instruction each, named after the instruction)
+// =========================================================================================
+
+/// The shared-state-space address of a pointer into shared memory (`cvta.to.shared`).
+__device__ __forceinline__ uint32_t smem_address(const void* ptr) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
+}
+
+/// `mbarrier.init.shared::cta.b64` — the barrier's phase completes after `count` arrivals
+/// (plus any transaction bytes announced with expect_tx).  PTX ISA §9.7.13.15.9.
+__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+
+/// `fence.mbarrier_init.release.cluster` — makes a barrier's initialisation visible to the
+/// async proxy (TMA) before any copy can complete on it.  PTX ISA §9.7.13.4.
+__device__ __forceinline__ void fence_mbarrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+
+/// `mbarrier.arrive.expect_tx.shared::cta.b64` — arrives once and announces that `bytes`
+/// more bytes of asynchronous copies will complete on this phase.  PTX ISA §9.7.13.15.11.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+
+/// `mbarrier.arrive.shared::cta.b64` — one arrival on the barrier's current phase.
+/// PTX ISA §9.7.13.15.13.
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+/// `mbarrier.try_wait.parity.shared::cta.b64` — true once the phase with parity `parity`
+/// has completed (it may suspend the thread for a while first).  PTX ISA §9.7.13.15.16.
+__device__ __forceinline__ bool mbarrier_try_wait_parity(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n"
+      "  .reg .pred p;\n"
+      "  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "  selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
+/// `mov.u64 %globaltimer` — a nanosecond clock, used only by the bounded wait below.
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t ns;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+  return ns;
+}
+
+/// Waits until the phase with parity `parity` of barrier `bar` has completed.  Built with
+/// HM_BOUNDED_WAIT (the debug preset), a wait longer than HM_WAIT_TIMEOUT_NS prints which
+/// barrier and parity it was stuck on and traps, so a wrong arrival count fails fast
+/// instead of hanging the GPU.
+__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity, const char* name) {
+#ifdef HM_BOUNDED_WAIT
+  uint64_t start = 0;
+  while (!mbarrier_try_wait_parity(bar, parity)) {
+    const uint64_t now = globaltimer();
+    if (start == 0) {
+      start = now;
+    } else if (now - start > HM_WAIT_TIMEOUT_NS) {
+      printf(HM_VERSION ": mbarrier '%s' never completed parity %u (block %d, thread %d)\n",
+             name, parity, blockIdx.x, threadIdx.x);
+      __trap();
+    }
+  }
+#else
+  (void)name;
+  while (!mbarrier_try_wait_parity(bar, parity)) {
+  }
+#endif
+}
+
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` — TMA
+/// copies the box at (`col`, `row`) of `map` to shared memory at `dst`, zero-filling what
+/// lies outside the matrix, and counts its bytes on barrier `bar`.  PTX ISA §9.7.9.25.5.1.
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map, uint32_t bar,
+                                            int32_t col, int32_t row) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
+      "l"(map), "r"(bar), "r"(col), "r"(row)
+      : "memory");
+}
+
+/// `bar.sync id, count` — a barrier of `count` threads (whole warps) on hardware barrier
+/// `id`; barrier 0 is __syncthreads'.  PTX ISA §9.7.13.1.
+__device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`
+/// `.multicast::cluster` — the same copy, delivered to every CTA of the cluster named in
+/// `cta_mask`: the box lands at offset `dst` of each one's shared memory and counts its bytes
+/// on the barrier at offset `bar` of each one.  PTX ISA §9.7.9.25.5.1.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map,
+                                                      uint32_t bar, int32_t col, int32_t row,
+                                                      uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(dst),
+      "l"(map), "r"(bar), "r"(col), "r"(row), "h"(cta_mask)
+      : "memory");
+}
+
+/// `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group` — TMA copies the box at offset
+/// `src` of shared memory to (`col`, `row`) of `map`, leaving out what lies outside the
+/// matrix.  It reads shared memory asynchronously: see bulk_wait_group_read.
+/// PTX ISA §9.7.9.25.5.2.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, uint32_t src, int32_t col,
+                                             int32_t row) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"(map),
+      "r"(src), "r"(col), "r"(row)
+      : "memory");
+}
+
+/// `cp.async.bulk.commit_group` — closes this thread's bulk copies issued since the last
+/// commit into one group.  PTX ISA §9.7.9.25.4.2.
+__device__ __forceinline__ void bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+
+/// `cp.async.bulk.wait_group.read N` — waits until at most N of this thread's bulk groups
+/// are still reading their shared-memory source.  PTX ISA §9.7.9.25.4.3.
+template <int N>
+__device__ __forceinline__ void bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+/// `cp.async.bulk.wait_group N` — waits until at most N of this thread's bulk groups are
+/// still in flight, their writes to global memory included.  PTX ISA §9.7.9.25.4.3.
+template <int N>
+__device__ __forceinline__ void bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
+/// `fence.proxy.async.shared::cta` — makes this thread's ordinary shared-memory writes
+/// visible to the async proxy (a TMA store that reads them next).  PTX ISA §9.7.13.4.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+/// `st.shared.b32` — one 32-bit store to shared memory.
+__device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
+/// `mov.u32 %cluster_ctarank` — this CTA's rank inside its cluster.  PTX ISA, special
+/// registers: %cluster_ctarank.
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+
+/// `mapa.shared::cluster.u32` — the address, in the cluster's shared window, of the variable
+/// at shared-memory offset `addr` of the CTA with rank `rank`.  PTX ISA, data movement
+/// instructions: mapa.
+__device__ __forceinline__ uint32_t mapa_shared_cluster(uint32_t addr, uint32_t rank) {
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+  return remote;
+}
+
+/// `mbarrier.arrive.shared::cluster.b64` — one arrival on a barrier that may live in another
+/// CTA of the cluster (an address from mapa_shared_cluster).  Default (CTA-scope release)
+/// semantics: what it orders is this warp's finished wgmma reads of a stage, and the
+/// `.release.cluster` form, a cluster-wide fence on every arrival, made the clustered kernel
+/// 1.7× slower when it was first measured.
+/// PTX ISA §9.7.13.15.13.
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t remote_bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
+}
+
+/// `barrier.cluster.arrive.release` — this thread has reached the cluster barrier; its
+/// earlier writes (barrier initialisation included) are released to the cluster.
+/// PTX ISA, parallel synchronization instructions: barrier.cluster.
+__device__ __forceinline__ void barrier_cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release;" ::: "memory");
+}
+
+/// `barrier.cluster.wait.acquire` — waits until every thread of every CTA of the cluster has
+/// arrived at the cluster barrier.  PTX ISA: barrier.cluster.
+__device__ __forceinline__ void barrier_cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
+}
+
+/// `elect.sync` — true in exactly one active lane of the warp.  PTX ISA §9.7.13.13.
+__device__ __forceinline__ bool elect_one_sync() {
+  uint32_t elected;
+  asm volatile(
+      "{\n"
+      "  .reg .b32 lane;\n"
+      "  .reg .pred p;\n"
+      "  elect.sync lane|p, 0xffffffff;\n"
+      "  selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(elected));
+  return elected != 0;
+}
+
+/// `ld.acquire.gpu.global.u32` — reads a flag that another CTA raises with red_release_gpu():
+/// what that CTA wrote before raising it is visible after this load.  PTX ISA, data
+/// movement instructions: ld (and the memory consistency model).
+__device__ __forceinline__ uint32_t ld_acquire_gpu(const uint32_t* flag) {
+  uint32_t value;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(flag) : "memory");
+  return value;
+}
+
+/// `red.release.gpu.global.add.u32` — adds to a flag in global memory, after every write of
+/// this thread, and every write it has synchronized with, is visible at GPU scope.
+/// PTX ISA, parallel synchronization instructions: red.
+__device__ __forceinline__ void red_release_gpu(uint32_t* flag, uint32_t value) {
+  asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(flag), "r"(value) : "memory");
+}
+
+/// `st.global.cg.v4.f32` — stores 16 bytes to global memory, cached in L2 only: a partial
+/// accumulator that another SM reads next.  PTX ISA, data movement instructions: st.
+__device__ __forceinline__ void st_global_cg(float4* p, float4 v) {
+  asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y),
+               "f"(v.z), "f"(v.w)
+               : "memory");
+}
+
+/// `ld.global.cg.v4.f32` — loads 16 bytes from global memory through L2 only, never from a
+/// stale line of this SM's L1.  PTX ISA, data movement instructions: ld.
+__device__ __forceinline__ float4 ld_global_cg(const float4* p) {
+  float4 v;
+  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "l"(p)
+               : "memory");
+  return v;
+}
+
+/// `setmaxnreg.dec.sync.aligned.u32` — this warpgroup gives registers back, down to N per
+/// thread.  PTX ISA §9.7.17.1.
+template <int N>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+/// `setmaxnreg.inc.sync.aligned.u32` — this warpgroup takes registers, up to N per thread,
+/// from those given back.  PTX ISA §9.7.17.1.
+template <int N>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(N));
+}
+
+/// The 64-bit shared-memory matrix descriptor through which wgmma reads an operand (PTX ISA
+/// §9.7.15.5.1, "Matrix Descriptor Format"), for a K-major tile that TMA wrote with
+/// SWIZZLE_128B: rows of 128 bytes (64 elements of K), 8-row swizzle atoms 1024 bytes apart.
+///
+///     bits  0-13  start address >> 4
+///     bits 16-29  leading-dimension byte offset >> 4: 16 B (not used by a 128B-swizzled
+///                 K-major operand, whose k16 slice never leaves one 128-byte row)
+///     bits 32-45  stride-dimension byte offset >> 4: 1024 B, from one 8-row atom to the next
+///     bits 49-51  base offset: 0, the tile starts on a 1024-byte atom
+///     bits 62-63  swizzle mode: 1 = 128-byte swizzle
+///
+/// Only the address field changes between operands and k16 steps, and it is linear: the
+/// descriptor of `addr + bytes` is this descriptor plus `bytes >> 4` (bytes < 2^18), which
+/// is how the K loop advances it.  Host and device: the tests check it without a GPU.
+__host__ __device__ uint64_t smem_descriptor(uint32_t smem_addr) {
+  return uint64_t((smem_addr & 0x3FFFF) >> 4)   // start address
+         | uint64_t(16 >> 4) << 16              // leading byte offset
+         | uint64_t(1024 >> 4) << 32            // stride byte offset
+         | uint64_t(1) << 62;                   // 128-byte swizzle
+}
+
+/// `wgmma.fence.sync.aligned` — orders this warpgroup's earlier accesses to the registers a
+/// wgmma uses (the accumulators; A too, when it comes from registers) before the wgmma that
+/// follow.  It orders no shared memory: TMA's writes are ordered by their mbarrier, and
+/// ordinary stores need `fence.proxy.async` before a wgmma reads them.  PTX ISA §9.7.15.6.1.
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+
+/// `wgmma.commit_group.sync.aligned` — closes every wgmma issued since the last commit into
+/// one group.  PTX ISA §9.7.15.6.2.
+__device__ __forceinline__ void wgmma_commit_group() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+
+/// `wgmma.wait_group.sync.aligned N` — waits until at most N groups of this warp are still
+/// in flight.  PTX ISA §9.7.15.6.3.
+template <int N>
+__device__ __forceinline__ void wgmma_wait_group() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory");
+}
+
+/// Tells the compiler that `acc` may change here, so it keeps every access to the
+/// accumulators on its side of the wgmma protocol (an empty asm; no instruction).
+template <int N>
+__device__ __forceinline__ void fence_accumulators(float (&acc)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
+}
+
+// The accumulator operands of one wgmma, eight per macro.
+#define HM_ACC8(i)                                                                          \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+
+#define HM_WGMMA_M64N256K16(TYPE)                                                           \
+  asm volatile(                                                                             \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                         \
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {"                     \
+      "%0, %1, %2, %3, %4, %5, %6, %7, "                                                    \
+      "%8, %9, %10, %11, %12, %13, %14, %15, "                                              \
+      "%16, %17, %18, %19, %20, %21, %22, %23, "                                            \
+      "%24, %25, %26, %27, %28, %29, %30, %31, "                                            \
+      "%32, %33, %34, %35, %36, %37, %38, %39, "                                            \
+      "%40, %41, %42, %43, %44, %45, %46, %47, "                                            \
+      "%48, %49, %50, %51, %52, %53, %54, %55, "                                            \
+      "%56, %57, %58, %59, %60, %61, %62, %63, "                                            \
+      "%64, %65, %66, %67, %68, %69, %70, %71, "                                            \
+      "%72, %73, %74, %75, %76, %77, %78, %79, "                                            \
+      "%80, %81, %82, %83, %84, %85, %86, %87, "                                            \
+      "%88, %89, %90, %91, %92, %93, %94, %95, "                                            \
+      "%96, %97, %98, %99, %100, %101, %102, %103, "                                        \
+      "%104, %105, %106, %107, %108, %109, %110, %111, "                                    \
+      "%112, %113, %114, %115, %116, %117, %118, %119, "                                    \
+      "%120, %121, %122, %123, %124, %125, %126, %127}, "                                   \
+      "%128, %129, p, 1, 1, 0, 0;\n}\n"                                                     \
+      : HM_ACC8(0), HM_ACC8(8), HM_ACC8(16), HM_ACC8(24),                                   \
+        HM_ACC8(32), HM_ACC8(40), HM_ACC8(48), HM_ACC8(56),                                 \
+        HM_ACC8(64), HM_ACC8(72), HM_ACC8(80), HM_ACC8(88),                                 \
+        HM_ACC8(96), HM_ACC8(104), HM_ACC8(112), HM_ACC8(120)                               \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
+
+/// `wgmma.mma_async.sync.aligned.m64n256k16.f32.{bf16,f16}.{bf16,f16}` — d (+)= a·b for a
+/// 64×16 A tile and a 256×16 B tile, both K-major in shared memory (`desc_a`, `desc_b`),
+/// into a 64×256 fp32 accumulator spread over the warpgroup: `d` holds this thread's 128
+/// values.  `scale_d` = 0 ignores d's old value.  PTX ISA §9.7.15.5.2.
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a,
+                                                 uint64_t desc_b, int scale_d) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) HM_WGMMA_M64N256K16("bf16");
+  else HM_WGMMA_M64N256K16("f16");
+}
+
+#undef HM_WGMMA_M64N256K16
+#undef HM_ACC8
+
+// =========================================================================================
+// 2. Tile configuration
+// =========================================================================================
+
+// Tuning overrides: scripts/tune.sh builds variants with, e.g., -DHM_STAGES=3 -DHM_GROUP_M=16.
+// The defaults are the configuration measurement chose (docs/notes/performance-log.md).
+#ifndef HM_STAGES
+#define HM_STAGES 4
+#endif
+#ifndef HM_GROUP_M
+#define HM_GROUP_M 8
+#endif
+#ifndef HM_CLUSTER_M
+#define HM_CLUSTER_M 2
+#endif
+#ifndef HM_STORE_BUFFERS
+#define HM_STORE_BUFFERS 2
+#endif
+
+constexpr int BM = 128;  ///< rows of C per CTA
+constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
+constexpr int BK = 64;   ///< K per stage: one 128-byte swizzle row of 16-bit elements
+constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
+
+constexpr int kConsumers = 2;                    ///< consumer warpgroups, 64 rows each
+constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0 produces, 1…kConsumers consume
+constexpr int WM = BM / kConsumers;               ///< rows of C per consumer warpgroup
+constexpr int kProducerRegs = 40;   ///< per producer thread after setmaxnreg.dec
+constexpr int kConsumerRegs = 232;  ///< per consumer thread after setmaxnreg.inc
+constexpr int GROUP_M = HM_GROUP_M;  ///< tile rows per group of the tile order
+/// CTAs per cluster where the launcher takes clusters (see matmul()), on vertically adjacent
+/// tiles: they need the same BN rows of B, so each loads BN / kClusterM of them and
+/// multicasts its share to all.
+constexpr int kClusterM = HM_CLUSTER_M;
+/// The epilogue's staging buffers, kStoreBuffers per consumer, each one TMA box of C:
+/// WM rows × kStoreCols columns, 128B-swizzled.  A consumer sends its BN columns through
+/// them in BN / kStoreCols chunks, taking the buffers in turn.
+constexpr int kStoreCols = 64;  ///< columns per chunk: one 128-byte swizzled row
+constexpr int kStoreBuffers = HM_STORE_BUFFERS;  ///< buffers per consumer, taken in turn
+constexpr int kStoreBytes = WM * kStoreCols * 2;  ///< one buffer, one TMA store box [WM][64]
+/// Hardware barriers (bar.sync), 0 being __syncthreads': the two consumers meet at one once
+/// per K slice, and each consumer has its own for the epilogue.
+constexpr int kBarConsumers = 1;
+constexpr int kBarEpilogue = 2;  ///< + consumer index
+
+constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
+constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: a TMA box per CTA
+/// STAGES A and B tiles, the consumers' store buffers, a full and an empty barrier per
+/// stage, and 1 KiB to round the base up to a swizzle atom.
+constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) +
+                           kConsumers * kStoreBuffers * kStoreBytes + 1024;
+
+static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
+static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
+static_assert(BM <= 256 && BN <= 256, "a TMA box side is at most 256 elements");
+static_assert(WM == 64, "a consumer's rows are one m64 wgmma tile");
+static_assert(STAGES >= 3, "a consumer holds two stages at a time; the producer needs a third");
+static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
+              "the warpgroups' registers must fit the SM's register file");
+static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
+              "setmaxnreg counts are multiples of 8");
+static_assert(GROUP_M >= 1, "a group holds at least one tile row");
+static_assert(kStoreCols * 2 == 128, "a chunk is one 128-byte swizzle row wide");
+static_assert((BN / kStoreCols) % kStoreBuffers == 0, "each tile starts on the first buffer");
+static_assert(kClusterM == 1 || kClusterM == 2 || kClusterM == 4, "a portable cluster shape");
+static_assert(GROUP_M % kClusterM == 0, "a group holds whole clusters of tile rows");
+static_assert(BN / kClusterM * BK * 2 % 1024 == 0, "a CTA's share of B starts on an atom");
+
+/// The `tile`-th tile of the grouped order over a tiles_m × tiles_n grid: tile rows are
+/// taken GROUP_M at a time, and inside a group the tiles go down a column before moving
+/// right.  The last group holds the tile rows left over (fewer than `group_m` when tiles_m
+/// does not divide), so every tile in [0, tiles_m · tiles_n) is a real tile, visited once.
+/// Host and device: the tests check it without a GPU.
+__host__ __device__ TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int group_m) {
+  const int group = tile / (group_m * tiles_n);
+  const int first_m = group * group_m;
+  const int rows = min(group_m, tiles_m - first_m);  // tile rows in this group
+  const int in_group = tile - first_m * tiles_n;
+  return {first_m + in_group % rows, in_group / rows};
+}
+/// The tile CTA `rank` of a cluster computes for cluster tile `tile`.  Cluster tiles are
+/// `cluster_m` tile rows tall and walked in the grouped order of tile_coord(), `group_m` /
+/// `cluster_m` cluster rows per group; CTA r takes the r-th tile row of each.  Where tiles_m
+/// is not a multiple of cluster_m, the last cluster row has CTAs whose tile row is tiles_m
+/// or more: they load zeros and store nothing.  Host and device: the tests check it without
+/// a GPU.
+__host__ __device__ TileCoord cluster_tile_coord(int tile, int rank, int tiles_m, int tiles_n,
+                                                 int group_m, int cluster_m) {
+  const int cluster_rows = (tiles_m + cluster_m - 1) / cluster_m;
+  const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, group_m / cluster_m);
+  return {tc.m * cluster_m + rank, tc.n};
+}
+static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
+
+/// Stream-K.  A unit's share of a tile is at least this many K slices: a smaller piece costs
+/// a whole partial tile's write and read for little work (CUTLASS's stream-K takes 8 too).
+constexpr int kMinUnitSlices = 8;
+/// What make_schedule() charges for a stream-K unit's fix-up, in K slices of MMA time: one
+/// partial tile written by one SM and read by another (an estimate, to be measured).
+constexpr int kFixupSlices = 6;
+/// Stream-K must predict at least this gain, in percent, over whole tiles, or v8 keeps v7's
+/// schedule: the model is rough, and below this the two measure level.
+constexpr int kMinGainPercent = 2;
+/// One consumer's partial accumulators in the workspace: 128 threads × BN / 2 floats.
+constexpr int kPartialBytes = 128 * (BN / 2) * 4;
+
+/// The schedule of `tiles` tiles of `k_tiles` K slices each on at most `max_workers` workers
+/// (clusters).  Whole tiles, v7's schedule, where the tile count is a multiple of the workers
+/// or stream-K is not predicted to gain kMinGainPercent; otherwise the last full wave's tiles
+/// and the partial wave's (all tiles, where there is no full wave) become stream-K tiles,
+/// split into units of at least kMinUnitSlices slices, one per worker, and the rest stay
+/// whole.  Host and device: the tests check it without a GPU.
+__host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_workers) {
+  const Schedule whole = {tiles, k_tiles, min(tiles, max_workers), 0, 0, kMinUnitSlices};
+  const int full = tiles / max_workers, tail = tiles % max_workers;
+  if (tail == 0 || k_tiles < 2 * kMinUnitSlices) return whole;
+  const int dp_waves = max(full - 1, 0);
+  const int sk_tiles = tiles - dp_waves * max_workers;
+  const int64_t sk_slices = int64_t(sk_tiles) * k_tiles;
+  const int64_t most = sk_slices / kMinUnitSlices;  // units of kMinUnitSlices or more
+  const int units = most < max_workers ? int(most) : max_workers;
+  // The K slices the busiest worker runs, each way.
+  const int64_t whole_slices = int64_t(full + 1) * k_tiles;
+  const int64_t stream_slices =
+      int64_t(dp_waves) * k_tiles + (sk_slices + units - 1) / units + kFixupSlices;
+  if (stream_slices * 100 > whole_slices * (100 - kMinGainPercent)) return whole;
+  return {tiles, k_tiles, full > 0 ? max_workers : units, sk_tiles, units, kMinUnitSlices};
+}
+
+/// The first K slice of stream-K unit `unit` (0 ≤ unit ≤ units), counted along the stream-K
+/// tiles' slices laid end to end: the units split them evenly, and a boundary that would
+/// leave a tile a piece of fewer than s.min_slices slices moves to the tile's edge.  Host
+/// and device.
+__host__ __device__ int64_t unit_begin(const Schedule& s, int unit) {
+  const int64_t slices = int64_t(s.sk_tiles) * s.k_tiles;
+  const int64_t begin = slices * unit / s.units;
+  const int into = int(begin % s.k_tiles);  // slices before it in its tile
+  if (into != 0 && into < s.min_slices) return begin - into;
+  if (into != 0 && s.k_tiles - into < s.min_slices) return begin + (s.k_tiles - into);
+  return begin;
+}
+
+/// The `u`-th piece of work of worker `worker`, in order: first the pieces of its stream-K
+/// unit, one per tile it touches (the first may start, and the last end, inside a tile),
+/// then its whole tiles, sk_tiles + worker, + workers, …  False once there is none.  Host and
+/// device.
+__host__ __device__ bool work_unit(const Schedule& s, int worker, int u, WorkUnit* w) {
+  if (worker < s.units) {
+    const int64_t begin = unit_begin(s, worker), end = unit_begin(s, worker + 1);
+    if (begin < end) {
+      const int first = int(begin / s.k_tiles), last = int((end - 1) / s.k_tiles);
+      if (u <= last - first) {
+        const int tile = first + u;
+        const int64_t base = int64_t(tile) * s.k_tiles;
+        const int64_t from = begin > base ? begin : base;
+        const int64_t to = end < base + s.k_tiles ? end : base + s.k_tiles;
+        *w = {tile, int(from - base), int(to - base)};
+        return true;
+      }
+      u -= last - first + 1;
+    }
+  }
+  const int64_t tile = int64_t(s.sk_tiles) + worker + int64_t(u) * s.workers;
+  if (tile >= s.tiles) return false;
+  *w = {int(tile), 0, s.k_tiles};
+  return true;
+}
+
+// =========================================================================================
+// 3. The kernel
+// =========================================================================================
+
+/// Converts two fp32 values to a packed pair of T.
+template <typename T>
+__device__ __forceinline__ auto pack_pair(float x, float y) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) return __floats2bfloat162_rn(x, y);
+  else return __floats2half2_rn(x, y);
+}
+
+/// Stores C[row, col] and C[row, col + 1], clipped to the m×n matrix.  With n even the pair
+/// is 4-byte aligned and goes out as one store; otherwise element by element.
+template <typename T>
+__device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col, float x,
+                                           float y) {
+  if (row >= m || col >= n) return;
+  T* p = c + int64_t(row) * n + col;
+  if (n % 2 == 0) {
+    *reinterpret_cast<decltype(pack_pair<T>(x, y))*>(p) = pack_pair<T>(x, y);
+  } else {
+    p[0] = T(x);
+    if (col + 1 < n) p[1] = T(y);
+  }
+}
+
+/// C[m,n] = A[m,k] · B[n,k]ᵀ; cluster c computes the pieces work_unit() gives worker c, its
+/// CTA of rank r the r-th BM rows of each cluster tile.  With kTmaStore, C leaves through
+/// `tma_c`; without, through `c`.  kCtas = 1: no cluster instruction.  `flags` and `partials`
+/// are the workspace (unused without stream-K units).
+template <typename T, bool kTmaStore, int kCtas>
+__global__ void __launch_bounds__(kThreads, 1)
+    matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
+                  const __grid_constant__ CUtensorMap tma_b,
+                  const __grid_constant__ CUtensorMap tma_c, T* __restrict__ c, int m, int n,
+                  int tiles_m, int tiles_n, const Schedule sched, uint32_t* __restrict__ flags,
+                  float4* __restrict__ partials) {
+  constexpr int kShareB = BN / kCtas;  // rows of B one CTA loads for its whole cluster
+  constexpr int kShareBBytes = kShareB * BK * 2;  // one TMA box of B: [kShareB][64]
+
+  // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
+  // Every CTA of the cluster runs this same code, so the offsets below are the same in all
+  // of them: a multicast copy or a remote arrival names them by these offsets.
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
+  const uint32_t sA = smem;                          // [STAGES][BM][64] T, 128B-swizzled
+  const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BN][64] T, 128B-swizzled
+  const uint32_t sC = sB + STAGES * kTileBBytes;     // [kConsumers][kStoreBuffers][WM][64] T
+  const uint32_t full = sC + kConsumers * kStoreBuffers * kStoreBytes;  // [STAGES] mbarriers
+  const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
+
+  // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
+  // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
+  // full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + kTileABytes + kTileBBytes
+  //           of TMA bytes per fill: its own A, and B in kCtas shares, one multicast by
+  //           each CTA of the cluster.  Iteration it lives in stage it % STAGES; consumers
+  //           wait on parity (it / STAGES) & 1, the count of that stage's earlier fills, mod 2.
+  // empty[s]: one arrival per consumer warp of every CTA in the cluster (4 · kConsumers ·
+  //           kCtas), each once its wgmma reading the stage have retired: this CTA's
+  //           producer writes its share of B into all of them.  Before filling iteration it
+  //           the producer waits on parity ((it / STAGES) & 1) ^ 1: the phase the consumers
+  //           completed when they released iteration it - STAGES.  On the first pass that is
+  //           the phase "before" a fresh barrier, which counts as complete, so it does not wait.
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbarrier_init(full + 8 * s, 1);
+      mbarrier_init(empty + 8 * s, 4 * kConsumers * kCtas);
+    }
+    fence_mbarrier_init();
+  }
+  // The only barrier of all threads before the roles split, cluster-wide in a cluster: no
+  // CTA may multicast into, or arrive on, a partner whose barriers are not initialised yet.
+  if constexpr (kCtas > 1) {
+    barrier_cluster_arrive();
+    barrier_cluster_wait();
+  } else {
+    __syncthreads();
+  }
+
+  const int wg = threadIdx.x / 128;
+  // Every thread leaves through here: no CTA may exit while TMA still reads its store
+  // buffers, or while a partner may still arrive on its barriers.
+  const auto leave_cluster = [&] {
+    if (kTmaStore && wg > 0 && threadIdx.x % 128 == 0) bulk_wait_group<0>();
+    if constexpr (kCtas > 1) {
+      barrier_cluster_arrive();
+      barrier_cluster_wait();
+    }
+  };
+  const int rank = kCtas > 1 ? int(cluster_ctarank()) : 0;  // our BM rows of a cluster tile
+  const int cluster = blockIdx.x / kCtas;        // clusters are kCtas consecutive CTAs
+
+  if (wg == 0) {
+    // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
+    // its first warp fills the ring for every K slice of every piece of work, each stage
+    // as soon as the consumers of every CTA in the cluster have released it.  It loads this
+    // CTA's A and its share of B, which lands in every CTA of the cluster.  Rows past m or n
+    // and columns past k are zero-filled by TMA and still count as bytes; so is a whole tile
+    // past m, which the last cluster of an odd tiles_m computes and never stores.
+    setmaxnreg_dec<kProducerRegs>();
+    if (threadIdx.x / 32 == 0 && elect_one_sync()) {
+      uint32_t it = 0;  // unsigned, as in the consumers (step 5)
+      WorkUnit w;
+      for (int u = 0; work_unit(sched, cluster, u, &w); ++u) {
+        const TileCoord tc =
+            cluster_tile_coord(w.tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
+        for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
+          const int s = it % STAGES;
+          mbarrier_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1, "empty");
+          mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
+          tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
+          const uint32_t share = sB + s * kTileBBytes + rank * kShareBBytes;
+          if constexpr (kCtas == 1)
+            tma_load_2d(share, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
+          else
+            tma_load_2d_multicast(share, &tma_b, full + 8 * s, kt * BK,
+                                  tc.n * BN + rank * kShareB, (1u << kCtas) - 1);
+        }
+      }
+    }
+    leave_cluster();
+    return;
+  }
+
+  // Step 4: the consumers take the registers the producer gave back.
+  setmaxnreg_inc<kConsumerRegs>();
+  const int consumer = wg - 1;  // which WM rows of the tile this warpgroup owns
+
+  // Step 5: the descriptors of stage 0, built once: this consumer's rows of A start WM rows
+  // into the tile, and B is one BN-row slab.  A descriptor is linear in the address
+  // (smem_descriptor), so a stage adds its bytes >> 4, and a k16 step, 32 bytes along every
+  // 128-byte row, adds 2.
+  const uint64_t desc_a = smem_descriptor(sA + consumer * WM * BK * 2);
+  const uint64_t desc_b = smem_descriptor(sB);
+  constexpr uint64_t kStageA = kTileABytes >> 4;  // next stage of A, in descriptor units
+  constexpr uint64_t kStageB = kTileBBytes >> 4;  // next stage of B, in descriptor units
+  // The descriptors of k16 step ks of stage `stage`.
+  const auto a_descriptor = [=](int stage, int ks) { return desc_a + stage * kStageA + 2 * ks; };
+  const auto b_descriptor = [=](int stage, int ks) { return desc_b + stage * kStageB + 2 * ks; };
+
+  const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  // `it` is unsigned so that it % STAGES and it / STAGES are a mask and a shift and the
+  // compiler knows stage lies in [0, STAGES): with a signed counter it emits a sign fix-up
+  // and a 64-bit multiply for stage * kStageB between the full-barrier wait and the first
+  // wgmma, and that costs ~3% of the K loop (per-tile clock64 at 8192³: 1051 against 1021
+  // cycles per K slice; docs/notes/performance-log.md).  A problem that fits in memory gives
+  // a CTA under 10^8 K slices, so the counter does not wrap.
+  // A stage is free once every consumer warp of every CTA in the cluster is done with it:
+  // lane 0 of each warp arrives on that stage's empty barrier in each CTA.
+  const auto release = [&](int stage) {
+    if (lane != 0) return;
+    if constexpr (kCtas == 1) mbarrier_arrive(empty + 8 * stage);
+    else
+      for (int r = 0; r < kCtas; ++r)
+        mbarrier_arrive_cluster(mapa_shared_cluster(empty + 8 * stage, r));
+  };
+  uint32_t it = 0;
+  WorkUnit w;
+  for (int u = 0; work_unit(sched, cluster, u, &w); ++u) {
+    const TileCoord tc = cluster_tile_coord(w.tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
+    float acc[BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
+
+    for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
+      // Step 6: wait for the tile's K slice kt, the CTA's iteration it.
+      const int stage = it % STAGES;
+      mbarrier_wait(full + 8 * stage, (it / STAGES) & 1, "full");
+
+      // Step 7: one fence per slice, then the slice's wgmma.  The piece's first MMA runs
+      // with scale-d = 0 and overwrites whatever the accumulators held; the rest accumulate.
+      wgmma_fence();
+#pragma unroll
+      for (int ks = 0; ks < BK / 16; ++ks)
+        wgmma_m64n256k16<T>(acc, a_descriptor(stage, ks), b_descriptor(stage, ks),
+                            (kt > w.k_begin || ks > 0) ? 1 : 0);
+      wgmma_commit_group();
+
+      // Step 8: keep this slice in flight; wait only for the previous slice's group, then
+      // release the stage it read.  The newest group is left running.
+      wgmma_wait_group<1>();
+      if (kt > w.k_begin) release((it - 1) % STAGES);
+
+      // Step 9: the two consumers meet once per slice.  With a group left in flight nothing
+      // else keeps them at one pace: one can run a slice ahead, and a stage, released only
+      // by both, then stays held for three slices instead of two.
+      named_barrier_sync(kBarConsumers, 128 * kConsumers);
+    }
+
+    // Step 10: the one full wait: the last slice's group, then its stage.
+    wgmma_wait_group<0>();
+    fence_accumulators(acc);
+    release((it - 1) % STAGES);
+
+    // Step 11: a piece that does not start the tile hands its sums to the tile's owner: it
+    // writes them to this CTA's slot of the workspace in each thread's own order, 16 bytes
+    // at a time with the warpgroup's 128 threads side by side, raises the slot's flag, and
+    // moves on.  Threads whose two rows both lie past m write nothing; the owner's threads
+    // of the same rows read nothing.
+    const int slot = blockIdx.x * kConsumers + consumer;  // this CTA's, for this consumer
+    const bool rows_in = tc.m * BM + consumer * WM + warp * 16 + g < m;
+    const auto partial = [&](int of) {
+      return partials + size_t(of) * (kPartialBytes / 16) + threadIdx.x % 128;
+    };
+    if (w.k_begin > 0) {
+      if (rows_in)
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+          st_global_cg(partial(slot) + 128 * j,
+                       make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+      named_barrier_sync(kBarEpilogue + consumer, 128);
+      if (threadIdx.x % 128 == 0) red_release_gpu(flags + slot, 1);
+      continue;
+    }
+
+    // Step 12: the owner of a tile that units share waits for the units that computed the
+    // rest of it, in unit order, and adds each one's sums to its own: the same additions in
+    // the same order on every run.  It lowers each flag again for the next launch.
+    if (w.k_end < sched.k_tiles) {
+      const int64_t tile_end = int64_t(w.tile + 1) * sched.k_tiles;
+      for (int other = cluster + 1; unit_begin(sched, other) < tile_end; ++other) {
+        if (unit_begin(sched, other + 1) == unit_begin(sched, other)) continue;  // empty
+        const int from = (other * kCtas + rank) * kConsumers + consumer;
+        if (threadIdx.x % 128 == 0) {
+          while (ld_acquire_gpu(flags + from) == 0) {
+          }
+          flags[from] = 0;
+        }
+        named_barrier_sync(kBarEpilogue + consumer, 128);
+        if (rows_in)
+#pragma unroll
+          for (int j = 0; j < BN / 8; ++j) {
+            const float4 v = ld_global_cg(partial(from) + 128 * j);
+            acc[4 * j] += v.x;
+            acc[4 * j + 1] += v.y;
+            acc[4 * j + 2] += v.z;
+            acc[4 * j + 3] += v.w;
+          }
+      }
+    }
+
+    // Step 13: the epilogue, while the producer already loads the next piece.
+    if constexpr (kTmaStore) {
+      // Through shared memory, kStoreCols columns at a time: wait until TMA has read the
+      // buffer this chunk takes (its store from kStoreBuffers chunks ago), write the chunk
+      // into it 128B-swizzled like a TMA box (so the 8 rows a warp writes at once fall in
+      // 8 different 16-byte bank groups), and let one thread hand it to TMA.  Nobody waits
+      // for the store itself.
+      const bool leader = threadIdx.x % 128 == 0;
+#pragma unroll
+      for (int chunk = 0; chunk < BN / kStoreCols; ++chunk) {
+        const uint32_t buffer =
+            sC + (consumer * kStoreBuffers + chunk % kStoreBuffers) * kStoreBytes;
+        if (leader) bulk_wait_group_read<kStoreBuffers - 1>();
+        named_barrier_sync(kBarEpilogue + consumer, 128);
+        const int row = warp * 16 + g;  // and row + 8: the same swizzle, row % 8 is equal
+#pragma unroll
+        for (int jj = 0; jj < kStoreCols / 8; ++jj) {
+          const int j = chunk * (kStoreCols / 8) + jj;  // n8 block of the accumulators
+          const uint32_t at = buffer + (jj ^ (row % 8)) * 16 + 4 * t;  // 16-byte unit jj
+          const auto lo = pack_pair<T>(acc[4 * j], acc[4 * j + 1]);
+          const auto hi = pack_pair<T>(acc[4 * j + 2], acc[4 * j + 3]);
+          st_shared_b32(at + row * 128, *reinterpret_cast<const uint32_t*>(&lo));
+          st_shared_b32(at + (row + 8) * 128, *reinterpret_cast<const uint32_t*>(&hi));
+        }
+        fence_proxy_async_shared();
+        named_barrier_sync(kBarEpilogue + consumer, 128);
+        if (leader) {
+          tma_store_2d(&tma_c, buffer, tc.n * BN + chunk * kStoreCols, tc.m * BM + consumer * WM);
+          bulk_commit_group();
+        }
+      }
+    } else {
+      // C's rows are not 16-byte multiples apart (n % 8 != 0): TMA cannot address them,
+      // and the consumers store C themselves, as in v5.
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        const int row = tc.m * BM + consumer * WM + warp * 16 + g;
+        const int col = tc.n * BN + j * 8 + 2 * t;
+        store_pair(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
+        store_pair(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
+      }
+    }
+  }
+  leave_cluster();
+}
+
+// =========================================================================================
+// 4. The host launcher
+// =========================================================================================
+
+/// This version's launch configuration, listed by `hopper-matmul list` and in the docs.
+extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1, kClusterM};
+
+/// The workspace on a GPU of `sms` SMs: a flag for each consumer of each CTA there may be,
+/// then the partial sums of `ctas` CTAs.  The flags stay where they are whatever the launch,
+/// so that a launch of fewer CTAs never writes partial sums over another one's flags.
+size_t flag_bytes(int sms) { return (size_t(sms) * kConsumers * 4 + 127) / 128 * 128; }
+size_t workspace_for(int sms, int ctas) {
+  return flag_bytes(sms) + size_t(ctas) * kConsumers * kPartialBytes;
+}
+
+size_t workspace_bytes(const hm::Problem& p, int sms) {
+  // The launcher may find fewer clusters than sms / 2 fit, and then choose stream-K where a
+  // full GPU would not: any K long enough to split may need the largest workspace.
+  return (p.k + BK - 1) / BK < 2 * kMinUnitSlices ? 0 : workspace_for(sms, sms);
+}
+
+/// Workspaces of matmul() without one: one per device and stream, zeroed when allocated (in
+/// stream order, so no launch waits for it) and kept for the process, so that two streams,
+/// or two host threads, never share one.  The first launch on a stream that needs one
+/// allocates it; timed launches come after warm-up launches that already have.
+hm::Status cached_workspace(int device, cudaStream_t stream, size_t bytes, void** out) {
+  static std::mutex lock;
+  static std::map<std::pair<int, cudaStream_t>, std::pair<void*, size_t>> cache;
+  const std::lock_guard<std::mutex> hold(lock);
+  std::pair<void*, size_t>& entry = cache[{device, stream}];
+  if (entry.second < bytes) {
+    if (entry.first) HM_CUDA_TRY(cudaFreeAsync(entry.first, stream));
+    entry = {nullptr, 0};
+    HM_CUDA_TRY(cudaMallocAsync(&entry.first, bytes, stream));
+    HM_CUDA_TRY(cudaMemsetAsync(entry.first, 0, bytes, stream));
+    entry.second = bytes;
+  }
+  *out = entry.first;
+  return hm::Status();
+}
+
+/// Where a launch's workspace comes from, and whose schedule it runs.
+struct Launch {
+  void* workspace;         ///< the caller's (16-byte aligned), unless `cached`
+  size_t bytes;            ///< its size
+  bool cached;             ///< take the stream's from cached_workspace() instead
+  const Schedule* forced;  ///< the tests' schedule, or null for make_schedule()'s
+};
+
+/// Raises the kernel's shared-memory limit, schedules the work on as many clusters of kCtas
+/// CTAs as fit on the GPU at once, and launches the kernel for element type T.
+template <typename T, bool kTmaStore, int kCtas>
+hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUtensorMap& tma_c,
+                  void* c, const hm::Problem& p, int tiles_m, int tiles_n, const Launch& how,
+                  cudaStream_t stream) {
+  const void* kernel = reinterpret_cast<const void*>(&matmul_kernel<T, kTmaStore, kCtas>);
+  HM_TRY(hm::set_max_dynamic_smem(kernel, kSmemBytes));
+  int device = 0, sms = 0;
+  HM_CUDA_TRY(cudaGetDevice(&device));
+  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+
+  cudaLaunchAttribute cluster_shape = {};
+  cluster_shape.id = cudaLaunchAttributeClusterDimension;
+  cluster_shape.val.clusterDim = {unsigned(kCtas), 1, 1};
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(unsigned(sms / kCtas * kCtas));
+  config.blockDim = dim3(kThreads);
+  config.dynamicSmemBytes = kSmemBytes;
+  config.stream = stream;
+  config.attrs = &cluster_shape;
+  config.numAttrs = kCtas > 1 ? 1 : 0;
+  // A cluster's CTAs must sit in one GPC, so on a GPU whose GPCs have odd SM counts fewer
+  // than sms / kCtas clusters fit at once: ask, rather than assume (once per device and
+  // thread: the question costs more than a small launch).
+  thread_local int asked_device = -1, clusters = 0;
+  if (kCtas == 1) {
+    clusters = sms;
+  } else if (asked_device != device) {
+    HM_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+    asked_device = device;
+  }
+  if (clusters < 1)
+    return hm::Status::error(HM_VERSION ": not even one cluster of " +
+                             std::to_string(kCtas) + " CTAs fits on this GPU");
+
+  const int cluster_tiles = (tiles_m + kCtas - 1) / kCtas * tiles_n;
+  const int k_tiles = int((p.k + BK - 1) / BK);
+  const Schedule sched = how.forced ? *how.forced : make_schedule(cluster_tiles, k_tiles, clusters);
+  if (sched.tiles != cluster_tiles || sched.k_tiles != k_tiles || sched.workers < 1 ||
+      sched.workers > clusters || sched.units > sched.workers || sched.sk_tiles > sched.tiles ||
+      (sched.units > 0) != (sched.sk_tiles > 0) || sched.min_slices < 1)
+    return hm::Status::error(HM_VERSION ": a schedule that does not fit this problem or GPU");
+  const int ctas = kCtas * sched.workers;
+  uint32_t* flags = nullptr;
+  float4* partials = nullptr;
+  if (sched.units > 0) {
+    const size_t needed = workspace_for(sms, ctas);
+    void* workspace = how.workspace;
+    if (how.cached) HM_TRY(cached_workspace(device, stream, workspace_for(sms, sms), &workspace));
+    else if (!workspace || how.bytes < needed)
+      return hm::Status::error(HM_VERSION ": a workspace of " + std::to_string(how.bytes) +
+                               " bytes, where this launch needs " + std::to_string(needed));
+    flags = static_cast<uint32_t*>(workspace);
+    partials = reinterpret_cast<float4*>(static_cast<char*>(workspace) + flag_bytes(sms));
+  }
+  config.gridDim = dim3(unsigned(ctas));
+  HM_CUDA_TRY(cudaLaunchKernelEx(&config, &matmul_kernel<T, kTmaStore, kCtas>, tma_a, tma_b, tma_c,
+                                 static_cast<T*>(c), int(p.m), int(p.n), tiles_m, tiles_n, sched,
+                                 flags, partials));
+  return hm::Status();
+}
+
+/// The launcher behind the three matmul()s.
+hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, const Launch& how,
+               cudaStream_t stream) {
+  HM_TRY(hm::validate_launch(p, a, b, c));
+  const int64_t tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
+  if (tiles_m * tiles_n > INT32_MAX)
+    return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
+  if (reinterpret_cast<uintptr_t>(how.workspace) % 16 != 0)
+    return hm::Status::error(HM_VERSION ": the workspace must be 16-byte aligned");
+
+  // TMA can store C only when its rows are a multiple of 16 bytes apart (n % 8 == 0);
+  // otherwise the consumers store it themselves, as in v5.
+  const bool tma_store = p.n % 8 == 0;
+  // Clusters pay only where the consumers store C themselves (v7's chapter).
+  const uint32_t ctas = tma_store ? 1 : kClusterM;
+
+  CUtensorMap tma_a, tma_b, tma_c = {};
+  HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
+                          .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
+                          .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                         &tma_a));
+  HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
+                          .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
+                          .box_rows = BN / ctas, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                         &tma_b));
+  if (tma_store)
+    HM_TRY(hm::make_tma_2d({.base = c, .dtype = p.dtype, .rows = uint64_t(p.m),
+                            .cols = uint64_t(p.n), .row_stride_bytes = uint64_t(p.n) * 2,
+                            .box_rows = WM, .box_cols = 64, .swizzle = hm::Swizzle::b128},
+                           &tma_c));
+  const int tm = int(tiles_m), tn = int(tiles_n);
+  if (p.dtype == hm::DType::bf16)
+    return tma_store
+               ? launch<__nv_bfloat16, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, how, stream)
+               : launch<__nv_bfloat16, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, how,
+                                                         stream);
+  return tma_store ? launch<__half, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, how, stream)
+                   : launch<__half, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, how,
+                                                      stream);
+}
+
+/// Computes C = A·Bᵀ on `stream`, or returns an error without launching anything; the
+/// workspace, where the schedule needs one, comes from the cache of cached_workspace().
+hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
+                  cudaStream_t stream) {
+  return run(p, a, b, c, {nullptr, 0, true, nullptr}, stream);
+}
+
+hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c, void* workspace,
+                  size_t bytes, cudaStream_t stream) {
+  return run(p, a, b, c, {workspace, bytes, false, nullptr}, stream);
+}
+
+hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
+                  const Schedule& forced, cudaStream_t stream) {
+  return run(p, a, b, c, {nullptr, 0, true, &forced}, stream);
+}
+
+}  // namespace v8_stream_k
