@@ -409,6 +409,9 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 #ifndef HM_CLUSTER_M
 #define HM_CLUSTER_M 2
 #endif
+#ifndef HM_STREAM_K_MIN_GAIN
+#define HM_STREAM_K_MIN_GAIN 2
+#endif
 #ifndef HM_STORE_BUFFERS
 #define HM_STORE_BUFFERS 2
 #endif
@@ -496,7 +499,7 @@ constexpr int kMinUnitSlices = 8;
 constexpr int kFixupSlices = 6;
 /// Stream-K must predict at least this gain, in percent, over whole tiles, or v8 keeps v7's
 /// schedule: the model is rough, and below this the two measure level.
-constexpr int kMinGainPercent = 2;
+constexpr int kMinGainPercent = HM_STREAM_K_MIN_GAIN;
 /// One consumer's partial accumulators in the workspace: 128 threads × BN / 2 floats.
 constexpr int kPartialBytes = 128 * (BN / 2) * 4;
 
