@@ -337,8 +337,8 @@ TEST(TileOrder, EveryTileVisitedOnceByClustersV7) {
 
 // v8's schedule, simulated on the host as the kernel walks it: every K slice of every tile is
 // computed by exactly one piece; each tile has one owner (the piece of slice 0); a worker
-// hands over at most one partial sum, in its first piece, and waits in at most one, its last
-// stream-K piece, only for higher units, which are exactly the ones the kernel's loop visits.
+// hands over at most one partial sum, before it waits, and waits in at most one piece, only
+// for higher units, which are exactly the ones the kernel's loop visits.
 TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
   for (const int workers : {1, 2, 7, 66, 132}) {
     for (const int tiles : {1, 2, 5, 20, 60, 66, 67, 131, 132, 133, 200, 288, 594, 800, 2048}) {
@@ -351,17 +351,24 @@ TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
         std::vector<int> waits_for(size_t(tiles), -1);        // the owner's unit, if it waits
         for (int worker = 0; worker < s.workers; ++worker) {
           v8_stream_k::WorkUnit w;
+          bool handed_over = false, waited = false;
           for (int u = 0; v8_stream_k::work_unit(s, worker, u, &w); ++u) {
             ASSERT_TRUE(w.tile >= 0 && w.tile < tiles && w.k_begin >= 0 && w.k_begin < w.k_end &&
                         w.k_end <= k_tiles)
                 << "worker " << worker << " piece " << u;
             for (int kt = w.k_begin; kt < w.k_end; ++kt) ++done[size_t(w.tile) * k_tiles + kt];
             if (w.k_begin > 0) {
-              ASSERT_EQ(u, 0) << "a worker hands over only in its first piece";
+              ASSERT_FALSE(waited) << "a worker hands over before it waits, and only once";
+              ASSERT_FALSE(handed_over) << "a worker hands over at most one partial sum";
+              handed_over = true;
               handed[size_t(w.tile)].push_back(worker);
             } else {
               ++owners[size_t(w.tile)];
-              if (w.k_end < k_tiles) waits_for[size_t(w.tile)] = worker;
+              if (w.k_end < k_tiles) {
+                ASSERT_FALSE(waited) << "a worker waits in one piece at most";
+                waited = true;
+                waits_for[size_t(w.tile)] = worker;
+              }
             }
             if (w.k_end - w.k_begin < k_tiles)
               ASSERT_GE(w.k_end - w.k_begin, 8) << "a piece of a shared tile is 8 slices or more";

@@ -409,6 +409,15 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 #ifndef HM_CLUSTER_M
 #define HM_CLUSTER_M 2
 #endif
+#ifndef HM_STREAM_K_MIN_SLICES
+#define HM_STREAM_K_MIN_SLICES 8
+#endif
+#ifndef HM_STREAM_K_FIXUP
+#define HM_STREAM_K_FIXUP 6
+#endif
+#ifndef HM_STREAM_K_WHOLE_FIRST
+#define HM_STREAM_K_WHOLE_FIRST 0
+#endif
 #ifndef HM_STREAM_K_MIN_GAIN
 #define HM_STREAM_K_MIN_GAIN 2
 #endif
@@ -493,10 +502,14 @@ static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may hav
 
 /// Stream-K.  A unit's share of a tile is at least this many K slices: a smaller piece costs
 /// a whole partial tile's write and read for little work (CUTLASS's stream-K takes 8 too).
-constexpr int kMinUnitSlices = 8;
+constexpr int kMinUnitSlices = HM_STREAM_K_MIN_SLICES;
 /// What make_schedule() charges for a stream-K unit's fix-up, in K slices of MMA time: one
 /// partial tile written by one SM and read by another (an estimate, to be measured).
-constexpr int kFixupSlices = 6;
+constexpr int kFixupSlices = HM_STREAM_K_FIXUP;
+/// The order of a worker's work: its stream-K unit, then its whole tiles (false, as CUTLASS
+/// does), or the whole tiles first (a variant to measure: the units' pieces then run at the
+/// end, when fewer of them compete for L2 with whole tiles).
+constexpr bool kWholeTilesFirst = HM_STREAM_K_WHOLE_FIRST;
 /// Stream-K must predict at least this gain, in percent, over whole tiles, or v8 keeps v7's
 /// schedule: the model is rough, and below this the two measure level.
 constexpr int kMinGainPercent = HM_STREAM_K_MIN_GAIN;
@@ -544,6 +557,16 @@ __host__ __device__ int64_t unit_begin(const Schedule& s, int unit) {
 /// then its whole tiles, sk_tiles + worker, + workers, …  False once there is none.  Host and
 /// device.
 __host__ __device__ bool work_unit(const Schedule& s, int worker, int u, WorkUnit* w) {
+  if (kWholeTilesFirst) {  // the variant: whole tiles first, then the stream-K unit
+    const int whole = worker < s.workers
+                          ? (s.tiles - s.sk_tiles - worker + s.workers - 1) / s.workers
+                          : 0;
+    if (u < whole) {
+      *w = {s.sk_tiles + worker + u * s.workers, 0, s.k_tiles};
+      return true;
+    }
+    u -= whole;
+  }
   if (worker < s.units) {
     const int64_t begin = unit_begin(s, worker), end = unit_begin(s, worker + 1);
     if (begin < end) {
@@ -559,6 +582,7 @@ __host__ __device__ bool work_unit(const Schedule& s, int worker, int u, WorkUni
       u -= last - first + 1;
     }
   }
+  if (kWholeTilesFirst) return false;
   const int64_t tile = int64_t(s.sk_tiles) + worker + int64_t(u) * s.workers;
   if (tile >= s.tiles) return false;
   *w = {int(tile), 0, s.k_tiles};
