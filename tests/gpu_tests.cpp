@@ -65,12 +65,15 @@ const Shape kShapes[] = {
     {"Square2048", 2048, 2048, 2048},
     // v8's stream-K: 133 tiles of 16 slices (each tile split between units), 270 tiles
     // after a data-parallel wave, the same ragged with n % 8 != 0 (pairs, register stores),
-    // and decode shapes of one tile row.
+    // and decode shapes (v8 computes Cᵀ in 128 × 64 or 128 × 128 tiles), ragged in M, N
+    // (odd) and K in the last.
     {"StreamKEveryTileSplit", 896, 4864, 1024},
     {"StreamKAfterAWave", 1280, 6912, 2048},
     {"StreamKRaggedPairs", 900, 4860, 1032},
     {"DecodeM64", 64, 5120, 5120},
     {"DecodeM1", 1, 5120, 5120},
+    {"DecodeM128", 128, 15360, 5120},
+    {"DecodeRaggedM17OddN", 17, 5001, 4104},
 };
 
 /// Problems up to this many multiply-adds are also checked against the float64 CPU product.
@@ -272,9 +275,12 @@ void check_schedule(const hm::Problem& p, const v8_stream_k::Schedule& s, uint64
 
 TEST(StreamKV8, UnitBoundaryAtEverySliceOfATile) {
   SKIP_WITHOUT_SM90();
-  const hm::Problem p{128, 256, 1024, DType::bf16};  // one tile of 16 slices
-  for (int units = 2; units <= 16; ++units)  // boundaries ⌊16·i/units⌋ reach every slice
-    check_schedule(p, {1, 16, units, 1, units, 1}, 100 + units);
+  // Small M, transposed: one 128 × 64 tile of Cᵀ, 16 slices; boundaries ⌊16·i/units⌋ reach
+  // every slice.  Then two 128 × 256 tiles of C, 32 slices, the same way.
+  for (int units = 2; units <= 16; ++units)
+    check_schedule({64, 128, 1024, DType::bf16}, {1, 16, units, 1, units, 1}, 100 + units);
+  for (int units = 2; units <= 32; ++units)
+    check_schedule({256, 256, 1024, DType::fp16}, {2, 16, units, 2, units, 1}, 200 + units);
 }
 
 TEST(StreamKV8, OneSlicePerUnitAndPartialTiles) {
@@ -282,14 +288,18 @@ TEST(StreamKV8, OneSlicePerUnitAndPartialTiles) {
   // 2 × 2 tiles of 16 slices, ragged in M and N (TMA stores), 64 units of one slice each.
   check_schedule({200, 304, 1024, DType::bf16}, {4, 16, 64, 4, 64, 1}, 1);
   check_schedule({200, 304, 1024, DType::fp16}, {4, 16, 64, 4, 64, 1}, 2);
+  // Small M, transposed, ragged: Cᵀ of 300 × 100 in three 128 × 128 tiles, and of 200 × 1
+  // in two 128 × 64 tiles.
+  check_schedule({100, 300, 1024, DType::bf16}, {3, 16, 48, 3, 48, 1}, 7);
+  check_schedule({1, 200, 1024, DType::fp16}, {2, 16, 32, 2, 32, 1}, 8);
 }
 
 TEST(StreamKV8, MoreWorkersThanSlicesAndEmptyUnits) {
   SKIP_WITHOUT_SM90();
-  // One tile of 4 slices: 8 units, of which half are empty, on 8 workers; then 4 units on
-  // 12 workers, 8 with nothing to do.
-  check_schedule({128, 256, 256, DType::bf16}, {1, 4, 8, 1, 8, 1}, 3);
-  check_schedule({128, 256, 256, DType::bf16}, {1, 4, 12, 1, 4, 1}, 4);
+  // One tile (of Cᵀ, M being small) of 4 slices: 8 units, of which half are empty, on 8
+  // workers; then 4 units on 12 workers, 8 with nothing to do.
+  check_schedule({64, 128, 256, DType::bf16}, {1, 4, 8, 1, 8, 1}, 3);
+  check_schedule({64, 128, 256, DType::bf16}, {1, 4, 12, 1, 4, 1}, 4);
 }
 
 TEST(StreamKV8, StreamKTilesBeforeWholeOnesInPairs) {

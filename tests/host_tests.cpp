@@ -406,15 +406,32 @@ TEST(StreamK, ScheduleRuleV8) {
   };
   EXPECT_FALSE(sk(264, 128)) << "2 full waves";
   EXPECT_FALSE(sk(200, 15)) << "K too short to split";
-  EXPECT_TRUE(sk(20, 80)) << "64x5120x5120: 20 tiles for 132 SMs";
+  EXPECT_TRUE(sk(40, 80)) << "64x5120x5120: 40 tiles of C^T for 132 SMs";
   EXPECT_TRUE(sk(2048, 128)) << "8192^3: 15.5 waves";
   EXPECT_TRUE(sk(1064, 64)) << "1024x34048x4096: 8.06 waves";
   EXPECT_FALSE(sk(512, 64)) << "4096^3: the last wave 88% full, too little to gain";
-  const v8_stream_k::Schedule decode = v8_stream_k::make_schedule(20, 80, 132);
-  EXPECT_EQ(decode.sk_tiles, 20);
+  const v8_stream_k::Schedule decode = v8_stream_k::make_schedule(40, 80, 132);
+  EXPECT_EQ(decode.sk_tiles, 40);
   EXPECT_EQ(decode.units, 132);
   const v8_stream_k::Schedule big = v8_stream_k::make_schedule(2048, 128, 132);
   EXPECT_EQ(big.sk_tiles, 2048 - 14 * 132) << "the last full wave and the partial one";
+}
+
+// The small-M rule the chapter explains: M ≤ 128 computes Cᵀ = B·Aᵀ, in the narrowest tile
+// that holds M; larger M keeps v7's 128 × 256 tiles of C.
+TEST(StreamK, SmallMTilingRuleV8) {
+  for (const int64_t m : {1, 16, 32, 64}) {
+    EXPECT_TRUE(v8_stream_k::choose_tiling(m).transposed) << "M = " << m;
+    EXPECT_EQ(v8_stream_k::choose_tiling(m).bn, 64) << "M = " << m;
+  }
+  for (const int64_t m : {65, 100, 128}) {
+    EXPECT_TRUE(v8_stream_k::choose_tiling(m).transposed) << "M = " << m;
+    EXPECT_EQ(v8_stream_k::choose_tiling(m).bn, 128) << "M = " << m;
+  }
+  for (const int64_t m : {129, 256, 8192}) {
+    EXPECT_FALSE(v8_stream_k::choose_tiling(m).transposed) << "M = " << m;
+    EXPECT_EQ(v8_stream_k::choose_tiling(m).bn, 256) << "M = " << m;
+  }
 }
 
 TEST(StreamK, WorkspaceBytesV8) {

@@ -391,6 +391,64 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
   else HM_WGMMA_M64N256K16("f16");
 }
 
+#define HM_WGMMA_M64N128K16(TYPE)                                                           \
+  asm volatile(                                                                             \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                          \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {"                     \
+      "%0, %1, %2, %3, %4, %5, %6, %7, "                                                    \
+      "%8, %9, %10, %11, %12, %13, %14, %15, "                                              \
+      "%16, %17, %18, %19, %20, %21, %22, %23, "                                            \
+      "%24, %25, %26, %27, %28, %29, %30, %31, "                                            \
+      "%32, %33, %34, %35, %36, %37, %38, %39, "                                            \
+      "%40, %41, %42, %43, %44, %45, %46, %47, "                                            \
+      "%48, %49, %50, %51, %52, %53, %54, %55, "                                            \
+      "%56, %57, %58, %59, %60, %61, %62, %63}, "                                           \
+      "%64, %65, p, 1, 1, 0, 0;\n}\n"                                                       \
+      : HM_ACC8(0), HM_ACC8(8), HM_ACC8(16), HM_ACC8(24),                                   \
+        HM_ACC8(32), HM_ACC8(40), HM_ACC8(48), HM_ACC8(56)                                  \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
+
+/// `wgmma.mma_async.sync.aligned.m64n128k16.f32.{bf16,f16}.{bf16,f16}` — the same for a
+/// 128×16 B tile: `d` holds this thread's 64 values of a 64×128 accumulator.
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a,
+                                                 uint64_t desc_b, int scale_d) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) HM_WGMMA_M64N128K16("bf16");
+  else HM_WGMMA_M64N128K16("f16");
+}
+
+#define HM_WGMMA_M64N64K16(TYPE)                                                            \
+  asm volatile(                                                                             \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                          \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {"                      \
+      "%0, %1, %2, %3, %4, %5, %6, %7, "                                                    \
+      "%8, %9, %10, %11, %12, %13, %14, %15, "                                              \
+      "%16, %17, %18, %19, %20, %21, %22, %23, "                                            \
+      "%24, %25, %26, %27, %28, %29, %30, %31}, "                                           \
+      "%32, %33, p, 1, 1, 0, 0;\n}\n"                                                       \
+      : HM_ACC8(0), HM_ACC8(8), HM_ACC8(16), HM_ACC8(24)                                    \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
+
+/// `wgmma.mma_async.sync.aligned.m64n64k16.f32.{bf16,f16}.{bf16,f16}` — the same for a
+/// 64×16 B tile: `d` holds this thread's 32 values of a 64×64 accumulator.
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], uint64_t desc_a,
+                                                uint64_t desc_b, int scale_d) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) HM_WGMMA_M64N64K16("bf16");
+  else HM_WGMMA_M64N64K16("f16");
+}
+
+/// The wgmma of a tile `N` columns wide (BN, or a small-M tile's kSmallBN): one of the three.
+template <typename T, int N>
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
+                                             uint64_t desc_b, int scale_d) {
+  if constexpr (N == 256) wgmma_m64n256k16<T>(d, desc_a, desc_b, scale_d);
+  else if constexpr (N == 128) wgmma_m64n128k16<T>(d, desc_a, desc_b, scale_d);
+  else wgmma_m64n64k16<T>(d, desc_a, desc_b, scale_d);
+}
+
+#undef HM_WGMMA_M64N64K16
+#undef HM_WGMMA_M64N128K16
 #undef HM_WGMMA_M64N256K16
 #undef HM_ACC8
 
@@ -424,11 +482,22 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 #ifndef HM_STORE_BUFFERS
 #define HM_STORE_BUFFERS 2
 #endif
+#ifndef HM_NARROW_RING_KIB
+#define HM_NARROW_RING_KIB 192
+#endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
 constexpr int BK = 64;   ///< K per stage: one 128-byte swizzle row of 16-bit elements
 constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
+/// Small M (a decode shape, M ≤ 128): the kernel computes Cᵀ = B·Aᵀ, so that N, thousands
+/// of rows of weights, takes the BM side of the tile, and M takes a narrow tile of
+/// kNarrowBN[0] or kNarrowBN[1] columns, the narrowest that holds it (choose_tiling()).
+constexpr int kNarrowBN[2] = {64, 128};
+/// A narrow tile's stages are smaller, and its ring takes as many as fit in this many bytes
+/// (8 stages of 64 columns, 6 of 128): a decode shape is memory-bound, and what keeps HBM
+/// busy is bytes in flight.
+constexpr int kNarrowRingBytes = HM_NARROW_RING_KIB * 1024;
 
 constexpr int kConsumers = 2;                    ///< consumer warpgroups, 64 rows each
 constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0 produces, 1…kConsumers consume
@@ -452,17 +521,24 @@ constexpr int kBarConsumers = 1;
 constexpr int kBarEpilogue = 2;  ///< + consumer index
 
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
-constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: a TMA box per CTA
-/// STAGES A and B tiles, the consumers' store buffers, a full and an empty barrier per
-/// stage, and 1 KiB to round the base up to a swizzle atom.
-constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) +
-                           kConsumers * kStoreBuffers * kStoreBytes + 1024;
+/// The stages of the ring of a kernel whose tile is `bn` columns wide.
+__host__ __device__ constexpr int stages_for(int bn) {
+  return bn == BN ? STAGES : kNarrowRingBytes / (kTileABytes + bn * BK * 2);
+}
+/// The stages' A and B tiles, the consumers' store buffers (with TMA stores), a full and an
+/// empty barrier per stage, and 1 KiB to round the base up to a swizzle atom.
+__host__ __device__ constexpr int smem_bytes(int bn, bool tma_store) {
+  return stages_for(bn) * (kTileABytes + bn * BK * 2 + 16) +
+         (tma_store ? kConsumers * kStoreBuffers * kStoreBytes : 0) + 1024;
+}
+constexpr int kSmemBytes = smem_bytes(BN, true);  ///< the largest, listed in kConfig
 
 static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
 static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
 static_assert(BM <= 256 && BN <= 256, "a TMA box side is at most 256 elements");
 static_assert(WM == 64, "a consumer's rows are one m64 wgmma tile");
-static_assert(STAGES >= 3, "a consumer holds two stages at a time; the producer needs a third");
+static_assert(STAGES >= 3 && stages_for(kNarrowBN[1]) >= 3,
+              "a consumer holds two stages at a time; the producer needs a third");
 static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "the warpgroups' registers must fit the SM's register file");
 static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0,
@@ -498,7 +574,9 @@ __host__ __device__ TileCoord cluster_tile_coord(int tile, int rank, int tiles_m
   const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, group_m / cluster_m);
   return {tc.m * cluster_m + rank, tc.n};
 }
-static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
+static_assert(kSmemBytes <= 227 * 1024 && smem_bytes(kNarrowBN[0], false) <= 227 * 1024 &&
+                  smem_bytes(kNarrowBN[1], false) <= 227 * 1024,
+              "more shared memory than one CTA may have");
 
 /// Stream-K.  A unit's share of a tile is at least this many K slices: a smaller piece costs
 /// a whole partial tile's write and read for little work (CUTLASS's stream-K takes 8 too).
@@ -589,6 +667,20 @@ __host__ __device__ bool work_unit(const Schedule& s, int worker, int u, WorkUni
   return true;
 }
 
+/// The `u`-th piece of work of worker `worker` in a kernel built with stream-K (work_unit())
+/// or without: then every piece is a whole tile, worker, + workers, … (v7's schedule), and
+/// the compiler sees that each starts at K slice 0.
+template <bool kStreamK>
+__host__ __device__ bool next_work(const Schedule& s, int worker, int u, WorkUnit* w) {
+  if constexpr (kStreamK) {
+    return work_unit(s, worker, u, w);
+  } else {
+    const int64_t tile = worker + int64_t(u) * s.workers;
+    *w = {int(tile), 0, s.k_tiles};
+    return tile < s.tiles;
+  }
+}
+
 // =========================================================================================
 // 3. The kernel
 // =========================================================================================
@@ -615,18 +707,34 @@ __device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col,
   }
 }
 
+/// Stores Cᵀ[row, col] and Cᵀ[row, col + 1] of the m×n matrix Cᵀ, clipped to it, into C
+/// (n×m, row-major): two rows of C, one element each.
+template <typename T>
+__device__ __forceinline__ void store_pair_transposed(T* c, int m, int n, int row, int col,
+                                                      float x, float y) {
+  if (row >= m || col >= n) return;
+  c[int64_t(col) * m + row] = T(x);
+  if (col + 1 < n) c[int64_t(col + 1) * m + row] = T(y);
+}
+
 /// C[m,n] = A[m,k] · B[n,k]ᵀ; cluster c computes the pieces work_unit() gives worker c, its
 /// CTA of rank r the r-th BM rows of each cluster tile.  With kTmaStore, C leaves through
 /// `tma_c`; without, through `c`.  kCtas = 1: no cluster instruction.  `flags` and `partials`
-/// are the workspace (unused without stream-K units).
-template <typename T, bool kTmaStore, int kCtas>
+/// are the workspace (unused without stream-K units).  Tiles are kBN columns wide: BN, or a
+/// narrow tile of kNarrowBN, and then the kernel is the small-M one: `c` receives the
+/// transpose of the m×n result (the launcher passes Cᵀ's sizes, B as A and A as B).  Without
+/// kStreamK every piece is a whole tile, and the stream-K code is not compiled in.
+template <typename T, int kBN, bool kTmaStore, int kCtas, bool kStreamK>
 __global__ void __launch_bounds__(kThreads, 1)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
                   const __grid_constant__ CUtensorMap tma_b,
                   const __grid_constant__ CUtensorMap tma_c, T* __restrict__ c, int m, int n,
                   int tiles_m, int tiles_n, const Schedule sched, uint32_t* __restrict__ flags,
                   float4* __restrict__ partials) {
-  constexpr int kShareB = BN / kCtas;  // rows of B one CTA loads for its whole cluster
+  constexpr int kStages = stages_for(kBN);  // K slices in the ring
+  constexpr int kTileBBytes = kBN * BK * 2;  // one stage of B, bytes: a TMA box per CTA
+  constexpr bool kTransposed = kBN != BN;    // the small-M kernel, which computes Cᵀ
+  constexpr int kShareB = kBN / kCtas;  // rows of B one CTA loads for its whole cluster
   constexpr int kShareBBytes = kShareB * BK * 2;  // one TMA box of B: [kShareB][64]
 
   // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
@@ -634,26 +742,27 @@ __global__ void __launch_bounds__(kThreads, 1)
   // of them: a multicast copy or a remote arrival names them by these offsets.
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
-  const uint32_t sA = smem;                          // [STAGES][BM][64] T, 128B-swizzled
-  const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BN][64] T, 128B-swizzled
-  const uint32_t sC = sB + STAGES * kTileBBytes;     // [kConsumers][kStoreBuffers][WM][64] T
-  const uint32_t full = sC + kConsumers * kStoreBuffers * kStoreBytes;  // [STAGES] mbarriers
-  const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
+  const uint32_t sA = smem;                          // [kStages][BM][64] T, 128B-swizzled
+  const uint32_t sB = sA + kStages * kTileABytes;    // [kStages][kBN][64] T, 128B-swizzled
+  const uint32_t sC = sB + kStages * kTileBBytes;    // [kConsumers][kStoreBuffers][WM][64] T
+  const uint32_t full =                              // [kStages] mbarriers
+      sC + (kTmaStore ? kConsumers * kStoreBuffers * kStoreBytes : 0);
+  const uint32_t empty = full + 8 * kStages;         // [kStages] mbarriers, see step 2
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
   // full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + kTileABytes + kTileBBytes
   //           of TMA bytes per fill: its own A, and B in kCtas shares, one multicast by
-  //           each CTA of the cluster.  Iteration it lives in stage it % STAGES; consumers
-  //           wait on parity (it / STAGES) & 1, the count of that stage's earlier fills, mod 2.
+  //           each CTA of the cluster.  Iteration it lives in stage it % kStages; consumers
+  //           wait on parity (it / kStages) & 1, the count of that stage's earlier fills, mod 2.
   // empty[s]: one arrival per consumer warp of every CTA in the cluster (4 · kConsumers ·
   //           kCtas), each once its wgmma reading the stage have retired: this CTA's
   //           producer writes its share of B into all of them.  Before filling iteration it
-  //           the producer waits on parity ((it / STAGES) & 1) ^ 1: the phase the consumers
-  //           completed when they released iteration it - STAGES.  On the first pass that is
+  //           the producer waits on parity ((it / kStages) & 1) ^ 1: the phase the consumers
+  //           completed when they released iteration it - kStages.  On the first pass that is
   //           the phase "before" a fresh barrier, which counts as complete, so it does not wait.
   if (threadIdx.x == 0) {
-    for (int s = 0; s < STAGES; ++s) {
+    for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full + 8 * s, 1);
       mbarrier_init(empty + 8 * s, 4 * kConsumers * kCtas);
     }
@@ -692,20 +801,20 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
       WorkUnit w;
-      for (int u = 0; work_unit(sched, cluster, u, &w); ++u) {
+      for (int u = 0; next_work<kStreamK>(sched, cluster, u, &w); ++u) {
         const TileCoord tc =
             cluster_tile_coord(w.tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
         for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
-          const int s = it % STAGES;
-          mbarrier_wait(empty + 8 * s, ((it / STAGES) & 1) ^ 1, "empty");
+          const int s = it % kStages;
+          mbarrier_wait(empty + 8 * s, ((it / kStages) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
           tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
           const uint32_t share = sB + s * kTileBBytes + rank * kShareBBytes;
           if constexpr (kCtas == 1)
-            tma_load_2d(share, &tma_b, full + 8 * s, kt * BK, tc.n * BN);
+            tma_load_2d(share, &tma_b, full + 8 * s, kt * BK, tc.n * kBN);
           else
             tma_load_2d_multicast(share, &tma_b, full + 8 * s, kt * BK,
-                                  tc.n * BN + rank * kShareB, (1u << kCtas) - 1);
+                                  tc.n * kBN + rank * kShareB, (1u << kCtas) - 1);
         }
       }
     }
@@ -718,7 +827,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int consumer = wg - 1;  // which WM rows of the tile this warpgroup owns
 
   // Step 5: the descriptors of stage 0, built once: this consumer's rows of A start WM rows
-  // into the tile, and B is one BN-row slab.  A descriptor is linear in the address
+  // into the tile, and B is one kBN-row slab.  A descriptor is linear in the address
   // (smem_descriptor), so a stage adds its bytes >> 4, and a k16 step, 32 bytes along every
   // 128-byte row, adds 2.
   const uint64_t desc_a = smem_descriptor(sA + consumer * WM * BK * 2);
@@ -731,8 +840,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
-  // `it` is unsigned so that it % STAGES and it / STAGES are a mask and a shift and the
-  // compiler knows stage lies in [0, STAGES): with a signed counter it emits a sign fix-up
+  // `it` is unsigned so that it % kStages and it / kStages are a mask and a shift and the
+  // compiler knows stage lies in [0, kStages): with a signed counter it emits a sign fix-up
   // and a 64-bit multiply for stage * kStageB between the full-barrier wait and the first
   // wgmma, and that costs ~3% of the K loop (per-tile clock64 at 8192³: 1051 against 1021
   // cycles per K slice; docs/notes/performance-log.md).  A problem that fits in memory gives
@@ -748,28 +857,28 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   uint32_t it = 0;
   WorkUnit w;
-  for (int u = 0; work_unit(sched, cluster, u, &w); ++u) {
+  for (int u = 0; next_work<kStreamK>(sched, cluster, u, &w); ++u) {
     const TileCoord tc = cluster_tile_coord(w.tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
-    float acc[BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
+    float acc[kBN / 2];  // this thread's part of the warpgroup's WM×kBN tile; no zero-fill
 
     for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
       // Step 6: wait for the tile's K slice kt, the CTA's iteration it.
-      const int stage = it % STAGES;
-      mbarrier_wait(full + 8 * stage, (it / STAGES) & 1, "full");
+      const int stage = it % kStages;
+      mbarrier_wait(full + 8 * stage, (it / kStages) & 1, "full");
 
       // Step 7: one fence per slice, then the slice's wgmma.  The piece's first MMA runs
       // with scale-d = 0 and overwrites whatever the accumulators held; the rest accumulate.
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks)
-        wgmma_m64n256k16<T>(acc, a_descriptor(stage, ks), b_descriptor(stage, ks),
-                            (kt > w.k_begin || ks > 0) ? 1 : 0);
+        wgmma_m64k16<T, kBN>(acc, a_descriptor(stage, ks), b_descriptor(stage, ks),
+                             (kt > w.k_begin || ks > 0) ? 1 : 0);
       wgmma_commit_group();
 
       // Step 8: keep this slice in flight; wait only for the previous slice's group, then
       // release the stage it read.  The newest group is left running.
       wgmma_wait_group<1>();
-      if (kt > w.k_begin) release((it - 1) % STAGES);
+      if (kt > w.k_begin) release((it - 1) % kStages);
 
       // Step 9: the two consumers meet once per slice.  With a group left in flight nothing
       // else keeps them at one pace: one can run a slice ahead, and a stage, released only
@@ -780,7 +889,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Step 10: the one full wait: the last slice's group, then its stage.
     wgmma_wait_group<0>();
     fence_accumulators(acc);
-    release((it - 1) % STAGES);
+    release((it - 1) % kStages);
 
     // Step 11: a piece that does not start the tile hands its sums to the tile's owner: it
     // writes them to this CTA's slot of the workspace in each thread's own order, 16 bytes
@@ -792,10 +901,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     const auto partial = [&](int of) {
       return partials + size_t(of) * (kPartialBytes / 16) + threadIdx.x % 128;
     };
-    if (w.k_begin > 0) {
+    if (kStreamK && w.k_begin > 0) {
       if (rows_in)
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
+        for (int j = 0; j < kBN / 8; ++j)
           st_global_cg(partial(slot) + 128 * j,
                        make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
       named_barrier_sync(kBarEpilogue + consumer, 128);
@@ -806,7 +915,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Step 12: the owner of a tile that units share waits for the units that computed the
     // rest of it, in unit order, and adds each one's sums to its own: the same additions in
     // the same order on every run.  It lowers each flag again for the next launch.
-    if (w.k_end < sched.k_tiles) {
+    if (kStreamK && w.k_end < sched.k_tiles) {
       const int64_t tile_end = int64_t(w.tile + 1) * sched.k_tiles;
       for (int other = cluster + 1; unit_begin(sched, other) < tile_end; ++other) {
         if (unit_begin(sched, other + 1) == unit_begin(sched, other)) continue;  // empty
@@ -819,7 +928,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         named_barrier_sync(kBarEpilogue + consumer, 128);
         if (rows_in)
 #pragma unroll
-          for (int j = 0; j < BN / 8; ++j) {
+          for (int j = 0; j < kBN / 8; ++j) {
             const float4 v = ld_global_cg(partial(from) + 128 * j);
             acc[4 * j] += v.x;
             acc[4 * j + 1] += v.y;
@@ -838,7 +947,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // for the store itself.
       const bool leader = threadIdx.x % 128 == 0;
 #pragma unroll
-      for (int chunk = 0; chunk < BN / kStoreCols; ++chunk) {
+      for (int chunk = 0; chunk < kBN / kStoreCols; ++chunk) {
         const uint32_t buffer =
             sC + (consumer * kStoreBuffers + chunk % kStoreBuffers) * kStoreBytes;
         if (leader) bulk_wait_group_read<kStoreBuffers - 1>();
@@ -856,17 +965,28 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_proxy_async_shared();
         named_barrier_sync(kBarEpilogue + consumer, 128);
         if (leader) {
-          tma_store_2d(&tma_c, buffer, tc.n * BN + chunk * kStoreCols, tc.m * BM + consumer * WM);
+          tma_store_2d(&tma_c, buffer, tc.n * kBN + chunk * kStoreCols, tc.m * BM + consumer * WM);
           bulk_commit_group();
         }
+      }
+    } else if constexpr (kTransposed) {
+      // The small-M kernel holds a tile of Cᵀ: a pair of its columns is two rows of C, so
+      // each value goes out alone.  C is the smallest of the three matrices here (M ≤ 128
+      // rows against B's N × K), and its stores a small part of the kernel's traffic.
+#pragma unroll
+      for (int j = 0; j < kBN / 8; ++j) {
+        const int row = tc.m * BM + consumer * WM + warp * 16 + g;
+        const int col = tc.n * kBN + j * 8 + 2 * t;
+        store_pair_transposed(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
+        store_pair_transposed(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
       }
     } else {
       // C's rows are not 16-byte multiples apart (n % 8 != 0): TMA cannot address them,
       // and the consumers store C themselves, as in v5.
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
+      for (int j = 0; j < kBN / 8; ++j) {
         const int row = tc.m * BM + consumer * WM + warp * 16 + g;
-        const int col = tc.n * BN + j * 8 + 2 * t;
+        const int col = tc.n * kBN + j * 8 + 2 * t;
         store_pair(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
         store_pair(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
       }
@@ -924,14 +1044,19 @@ struct Launch {
   const Schedule* forced;  ///< the tests' schedule, or null for make_schedule()'s
 };
 
-/// Raises the kernel's shared-memory limit, schedules the work on as many clusters of kCtas
-/// CTAs as fit on the GPU at once, and launches the kernel for element type T.
-template <typename T, bool kTmaStore, int kCtas>
+/// Schedules the work on as many clusters of kCtas CTAs as fit on the GPU at once, raises
+/// the kernel's shared-memory limit, and launches the kernel for element type T and tiles kBN
+/// columns wide: the one built without stream-K where the schedule has whole tiles only (a
+/// narrow tile's kernel takes both schedules).  `p` has the kernel's sizes (Cᵀ's, for the
+/// small-M kernel).
+template <typename T, int kBN, bool kTmaStore, int kCtas>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUtensorMap& tma_c,
                   void* c, const hm::Problem& p, int tiles_m, int tiles_n, const Launch& how,
                   cudaStream_t stream) {
-  const void* kernel = reinterpret_cast<const void*>(&matmul_kernel<T, kTmaStore, kCtas>);
-  HM_TRY(hm::set_max_dynamic_smem(kernel, kSmemBytes));
+  constexpr int kSmem = smem_bytes(kBN, kTmaStore);
+  const void* kernel =
+      reinterpret_cast<const void*>(&matmul_kernel<T, kBN, kTmaStore, kCtas, true>);
+  HM_TRY(hm::set_max_dynamic_smem(kernel, kSmem));
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
   HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -942,7 +1067,7 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(sms / kCtas * kCtas));
   config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kSmemBytes;
+  config.dynamicSmemBytes = kSmem;
   config.stream = stream;
   config.attrs = &cluster_shape;
   config.numAttrs = kCtas > 1 ? 1 : 0;
@@ -981,51 +1106,87 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
     partials = reinterpret_cast<float4*>(static_cast<char*>(workspace) + flag_bytes(sms));
   }
   config.gridDim = dim3(unsigned(ctas));
-  HM_CUDA_TRY(cudaLaunchKernelEx(&config, &matmul_kernel<T, kTmaStore, kCtas>, tma_a, tma_b, tma_c,
-                                 static_cast<T*>(c), int(p.m), int(p.n), tiles_m, tiles_n, sched,
-                                 flags, partials));
+  auto* run_kernel = &matmul_kernel<T, kBN, kTmaStore, kCtas, true>;
+  if constexpr (kBN == BN) {
+    if (sched.units == 0) {  // whole tiles: v7's kernel, without the stream-K code
+      run_kernel = &matmul_kernel<T, kBN, kTmaStore, kCtas, false>;
+      HM_TRY(hm::set_max_dynamic_smem(reinterpret_cast<const void*>(run_kernel), kSmem));
+    }
+  }
+  HM_CUDA_TRY(cudaLaunchKernelEx(&config, run_kernel, tma_a, tma_b, tma_c, static_cast<T*>(c),
+                                 int(p.m), int(p.n), tiles_m, tiles_n, sched, flags, partials));
   return hm::Status();
+}
+
+Tiling choose_tiling(int64_t m) {
+  if (m <= kNarrowBN[0]) return {true, kNarrowBN[0]};
+  if (m <= kNarrowBN[1]) return {true, kNarrowBN[1]};
+  return {false, BN};
+}
+
+/// launch() for element type T, with the kernel that `tiling` and C's store call for.
+template <typename T>
+hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& tma_a,
+                      const CUtensorMap& tma_b, const CUtensorMap& tma_c, void* c,
+                      const hm::Problem& q, int tiles_m, int tiles_n, const Launch& how,
+                      cudaStream_t stream) {
+  if (tiling.bn == kNarrowBN[0])
+    return launch<T, kNarrowBN[0], false, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
+                                             stream);
+  if (tiling.bn == kNarrowBN[1])
+    return launch<T, kNarrowBN[1], false, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
+                                             stream);
+  if (tma_store)
+    return launch<T, BN, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how, stream);
+  return launch<T, BN, false, kClusterM>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
+                                         stream);
 }
 
 /// The launcher behind the three matmul()s.
 hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, const Launch& how,
                cudaStream_t stream) {
   HM_TRY(hm::validate_launch(p, a, b, c));
-  const int64_t tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + BN - 1) / BN;
+  // Small M: the kernel computes Cᵀ = B·Aᵀ, N × M, with B's rows along its BM side.
+  const Tiling tiling = choose_tiling(p.m);
+  hm::Problem q = p;  // the kernel's problem
+  if (tiling.transposed) {
+    std::swap(q.m, q.n);
+    std::swap(a, b);
+  }
+  const int64_t tiles_m = (q.m + BM - 1) / BM, tiles_n = (q.n + tiling.bn - 1) / tiling.bn;
   if (tiles_m * tiles_n > INT32_MAX)
     return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
   if (reinterpret_cast<uintptr_t>(how.workspace) % 16 != 0)
     return hm::Status::error(HM_VERSION ": the workspace must be 16-byte aligned");
 
   // TMA can store C only when its rows are a multiple of 16 bytes apart (n % 8 == 0);
-  // otherwise the consumers store it themselves, as in v5.
-  const bool tma_store = p.n % 8 == 0;
-  // Clusters pay only where the consumers store C themselves (v7's chapter).
-  const uint32_t ctas = tma_store ? 1 : kClusterM;
+  // otherwise the consumers store it themselves, as in v5.  The small-M kernel stores Cᵀ's
+  // columns as C's rows, which no TMA box describes, and always stores C itself.
+  const bool tma_store = !tiling.transposed && q.n % 8 == 0;
+  // Clusters pay only where the consumers store C themselves (v7's chapter), and the small-M
+  // kernel's tiles share no operand worth multicasting (its B, A, is a few rows).
+  const uint32_t ctas = tma_store || tiling.transposed ? 1 : kClusterM;
 
   CUtensorMap tma_a, tma_b, tma_c = {};
-  HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
-                          .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
+  HM_TRY(hm::make_tma_2d({.base = a, .dtype = q.dtype, .rows = uint64_t(q.m),
+                          .cols = uint64_t(q.k), .row_stride_bytes = uint64_t(q.k) * 2,
                           .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
                          &tma_a));
-  HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
-                          .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = BN / ctas, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+  HM_TRY(hm::make_tma_2d({.base = b, .dtype = q.dtype, .rows = uint64_t(q.n),
+                          .cols = uint64_t(q.k), .row_stride_bytes = uint64_t(q.k) * 2,
+                          .box_rows = uint32_t(tiling.bn) / ctas, .box_cols = BK,
+                          .swizzle = hm::Swizzle::b128},
                          &tma_b));
   if (tma_store)
-    HM_TRY(hm::make_tma_2d({.base = c, .dtype = p.dtype, .rows = uint64_t(p.m),
-                            .cols = uint64_t(p.n), .row_stride_bytes = uint64_t(p.n) * 2,
+    HM_TRY(hm::make_tma_2d({.base = c, .dtype = q.dtype, .rows = uint64_t(q.m),
+                            .cols = uint64_t(q.n), .row_stride_bytes = uint64_t(q.n) * 2,
                             .box_rows = WM, .box_cols = 64, .swizzle = hm::Swizzle::b128},
                            &tma_c));
   const int tm = int(tiles_m), tn = int(tiles_n);
   if (p.dtype == hm::DType::bf16)
-    return tma_store
-               ? launch<__nv_bfloat16, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, how, stream)
-               : launch<__nv_bfloat16, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, how,
-                                                         stream);
-  return tma_store ? launch<__half, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, how, stream)
-                   : launch<__half, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, how,
-                                                      stream);
+    return launch_for<__nv_bfloat16>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, how,
+                                     stream);
+  return launch_for<__half>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, how, stream);
 }
 
 /// Computes C = A·Bᵀ on `stream`, or returns an error without launching anything; the
