@@ -1,14 +1,18 @@
 /** @file
  *  The benchmark suite: every registered version and cuBLAS, in bf16 and fp16, on square,
- *  transformer-layer and ragged shapes.  Run one version or one shape with
- *  `--benchmark_filter` (e.g. `--benchmark_filter=v5_async_wgmma/bf16/square`).
+ *  transformer-layer, ragged, decode (a few tokens against a layer's weights) and wave-
+ *  quantisation shapes.  Run one version or one family with `--benchmark_filter` (e.g.
+ *  `--benchmark_filter=v5_async_wgmma/bf16/square`, or `/decode/` alone).
  *
  *  Protocol.  Each benchmark checks its result against cuBLAS once, warms up, then times
  *  its implementation and cuBLAS alternately, launch by launch, each between two CUDA
  *  events: the two share every moment of clock and power drift.  The reported time is the
  *  implementation's (manual time); the counters are TFLOPS at its median launch, cuBLAS's
- *  TFLOPS at its median launch, and their ratio.  Problems that fit in L2 rotate through
- *  several operand sets.
+ *  TFLOPS at its median launch, and their ratio; and the same two medians as HBM TB/s
+ *  (hbm_TBps, cuBLAS_hbm_TBps: Problem::min_bytes() over the time), which on decode shapes
+ *  compare with the context's hbm_read_TBps, the read bandwidth measured at start by
+ *  hm::measure_hbm_read on the same GPU.  Problems that fit in L2 rotate through several
+ *  operand sets, so that those bytes do come from HBM.
  *
  *  Names: matmul/IMPLEMENTATION/DTYPE/FAMILY/MxNxK, e.g.
  *  matmul/v5_async_wgmma/bf16/square/8192x8192x8192.
@@ -16,12 +20,15 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
+#include "common/bandwidth.h"
 #include "common/device.h"
 #include "common/reference.h"
 #include "common/registry.h"
@@ -31,12 +38,16 @@
 namespace {
 
 struct Shape {
-  std::string family;  ///< square, transformer or ragged
+  std::string family;  ///< square, transformer, ragged, decode or waves
   int64_t m, n, k;
 };
 
 /// Squares 512…16384; transformer layers (tokens × hidden × hidden, tokens × 4·hidden ×
-/// hidden) for hidden 4096 and 8192 and 1024…16384 tokens; and shapes no tile divides.
+/// hidden) for hidden 4096 and 8192 and 1024…16384 tokens; shapes no tile divides; decode
+/// steps of a 5120-wide model (1…256 tokens against the weights of its projections: N × K
+/// of 5120 × 5120, 15360 × 5120 fused QKV, 27648 × 5120 fused gate and up, 5120 × 13824
+/// down), bound by reading B from HBM; and "waves": shapes whose 128×256 tiles leave the
+/// last wave over the H200's 132 SMs mostly empty, the loss stream-K addresses.
 std::vector<Shape> shapes() {
   std::vector<Shape> list;
   for (const int64_t s : {512, 1024, 2048, 4096, 6144, 8192, 12288, 16384})
@@ -51,6 +62,20 @@ std::vector<Shape> shapes() {
                                 {1000, 3000, 2056},
                                 {333, 12345, 1024}})
     list.push_back({"ragged", m, n, k});
+  for (const int64_t tokens : {1, 16, 32, 64, 128, 256})
+    for (const auto& [n, k] : {std::pair<int64_t, int64_t>{5120, 5120},
+                               {15360, 5120},
+                               {27648, 5120},
+                               {5120, 13824}})
+      list.push_back({"decode", tokens, n, k});
+  // 128×256 tiles: 1064 = 8·132 + 8, 594 = 4·132 + 66, 72 (of 132), 288 = 2·132 + 24 and
+  // 800 = 6·132 + 8: the last wave keeps 6% to 55% of the SMs busy.
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1024, 34048, 4096},
+                                {2304, 8448, 8192},
+                                {1536, 1536, 1536},
+                                {3072, 3072, 3072},
+                                {5120, 5120, 5120}})
+    list.push_back({"waves", m, n, k});
   return list;
 }
 
@@ -150,6 +175,8 @@ void run(benchmark::State& state, const std::string& name, const std::string& te
   state.counters["TFLOPS"] = p.flops() / (median_ms * 1e-3) / 1e12;
   state.counters["cuBLAS_TFLOPS"] = p.flops() / (cublas_median_ms * 1e-3) / 1e12;
   state.counters["ratio_to_cublas"] = cublas_median_ms / median_ms;
+  state.counters["hbm_TBps"] = p.min_bytes() / (median_ms * 1e-3) / 1e12;
+  state.counters["cuBLAS_hbm_TBps"] = p.min_bytes() / (cublas_median_ms * 1e-3) / 1e12;
   state.counters["median_ms"] = median_ms;
   state.counters["m"] = double(p.m);
   state.counters["n"] = double(p.n);
@@ -197,10 +224,21 @@ void add_context() {
   const Gpu& gpu = Gpu::get();
   if (!gpu.status.ok()) {
     benchmark::AddCustomContext("hm_gpu", "none: " + gpu.status.message());
+    benchmark::AddCustomContext("hbm_read_TBps", "none: no GPU");
     return;
   }
   benchmark::AddCustomContext("hm_environment", hm::to_json(gpu.info));
   benchmark::AddCustomContext("hm_gpu", hm::describe(gpu.info));
+  // Measured before any benchmark runs, with no operands allocated yet (the probe takes
+  // 2 GiB); a number, or "none: why".
+  double tbps = 0;
+  if (const hm::Status s = hm::measure_hbm_read(gpu.stream, &tbps); !s.ok()) {
+    benchmark::AddCustomContext("hbm_read_TBps", "none: " + s.message());
+    return;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", tbps);
+  benchmark::AddCustomContext("hbm_read_TBps", text);
 }
 
 }  // namespace

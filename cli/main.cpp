@@ -1,13 +1,14 @@
 /** @file
  *  `hopper-matmul`: runs every registered version and cuBLAS on one problem (or a list of
- *  them), checks each result against cuBLAS, and reports time, TFLOPS and the ratio to
- *  cuBLAS measured in the same process.
+ *  them), checks each result against cuBLAS, and reports time, TFLOPS, HBM TB/s and the ratio
+ *  to cuBLAS measured in the same process.
  *
  *      hopper-matmul info
  *      hopper-matmul list
  *      hopper-matmul ladder [--m M] [--n N] [--k K] [--dtype bf16|fp16] [--json FILE]
  *      hopper-matmul run --version NAME[,NAME...] [same options]
- *      hopper-matmul sweep --shapes MxNxK,… | --shapes-file FILE [--dtype …] [--json FILE]
+ *      hopper-matmul sweep --shapes MxNxK,… | --shapes-file FILE [--versions NAME[,NAME...]]
+ *                          [--dtype …] [--json FILE]
  */
 #include <cuda_runtime_api.h>
 
@@ -23,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/bandwidth.h"
 #include "common/buffers.h"
 #include "common/device.h"
 #include "common/reference.h"
@@ -33,13 +35,15 @@
 namespace {
 
 constexpr const char* kUsage = R"(usage:
-  hopper-matmul info                 print the GPU and environment
+  hopper-matmul info                 print the GPU, its environment and its measured HBM
+                                     read bandwidth
   hopper-matmul list [--json FILE]   print the registered versions and their tiles
   hopper-matmul ladder [options]     every version and cuBLAS on one problem
   hopper-matmul run --version NAME[,NAME...] [options]
                                      the named versions and cuBLAS on one problem
-  hopper-matmul sweep (--shapes MxNxK,... | --shapes-file FILE) [options]
-                                     every version and cuBLAS on each problem of a list
+  hopper-matmul sweep (--shapes MxNxK,... | --shapes-file FILE) [--versions NAME[,NAME...]]
+                     [options]       every version (or the named ones) and cuBLAS on each
+                                     problem of a list
 options:
   --m M --n N --k K    problem C[M,N] = A[M,K]·B[N,K]^T (default 8192 each)
   --dtype bf16|fp16    element type (default bf16)
@@ -50,9 +54,16 @@ options:
                        untimed for about S ms, so that the clock has settled to the power
                        it draws (default 500; 0: --warmup launches before the first
                        round, one before each later round)
-  --json FILE          also write the results and the environment as JSON
+  --json FILE          also write the results and the environment as JSON; ladder and
+                       sweep add the HBM read bandwidth measured at start (hbm_read_tbps)
+                       and each result's HBM TB/s (hbm_tbps)
   --shapes LIST        sweep: comma-separated MxNxK, e.g. 4096x4096x4096,8192x8192x1024
   --shapes-file FILE   sweep: one MxNxK per line (# starts a comment)
+  --versions LIST      sweep: measure only these versions, comma-separated (see
+                       hopper-matmul list; cuBLAS is always measured); default: all
+HBM TB/s is the fewest bytes the problem moves, 2·(M·K + N·K + M·N) (A and B read once, C
+written once), over the median time: memory-bound (decode) shapes are judged against the
+read bandwidth, which ladder and sweep measure once at start and print.
 )";
 
 constexpr int kExitFailed = 1;  // a check failed, or the GPU is missing or unusable
@@ -61,6 +72,7 @@ constexpr int kExitUsage = 2;
 struct Options {
   std::string command;
   std::string version;
+  std::string versions;  // sweep --versions: empty for every version
   std::vector<hm::Problem> problems;  // one for ladder and run, the list for sweep
   hm::Problem problem{8192, 8192, 8192, hm::DType::bf16};
   int warmup = 10;
@@ -123,6 +135,7 @@ std::optional<Options> parse(int argc, char** argv) {
     else if (flag == "--settle-ms") ok = integer(&o.settle_ms) && o.settle_ms >= 0;
     else if (flag == "--json") o.json = value;
     else if (flag == "--version") o.version = value;
+    else if (flag == "--versions") o.versions = value;
     else if (flag == "--shapes") o.shapes = value;
     else if (flag == "--shapes-file") o.shapes_file = value;
     else if (flag == "--dtype") {
@@ -134,11 +147,17 @@ std::optional<Options> parse(int argc, char** argv) {
     }
     if (!ok) return bad("bad value '" + value + "' for " + std::string(flag));
   }
-  if (o.command == "run" && o.version.empty()) return bad("run needs --version NAME");
-  if (o.command == "run")
-    for (const std::string& name : split(o.version))
-      if (!hm::find_version(name))
-        return bad("no version called '" + name + "' (see hopper-matmul list)");
+  if (o.command == "run" && split(o.version).empty()) return bad("run needs --version NAME");
+  if (!o.versions.empty() && o.command != "sweep")
+    return bad("--versions is for sweep (run takes --version NAME[,NAME...])");
+  if (!o.version.empty() && o.command == "sweep")
+    return bad("sweep takes --versions NAME[,NAME...], not --version");
+  if (o.command == "sweep" && !o.versions.empty() && split(o.versions).empty())
+    return bad("--versions needs at least one version name");
+  for (const std::string& name : split(o.command == "run" ? o.version : o.versions))
+    if (!hm::find_version(name))
+      return bad("no version called '" + name + "' (see hopper-matmul list; cuBLAS is " +
+                 "always measured)");
   if (o.command != "sweep") {
     o.problems = {o.problem};
     return o;
@@ -256,15 +275,16 @@ void print_rows(const Run& run, bool with_shape) {
   for (const Entry& e : run.entries) {
     if (with_shape) std::printf("%-20s ", shape_text(run.problem).c_str());
     if (!e.error.empty()) {
-      std::printf("%-20s %-55s %9s %8s %9s  FAIL: %s\n", e.name.c_str(), e.technique.c_str(), "-",
-                  "-", "-", e.error.c_str());
+      std::printf("%-20s %-55s %9s %8s %8s %9s  FAIL: %s\n", e.name.c_str(),
+                  e.technique.c_str(), "-", "-", "-", "-", e.error.c_str());
       continue;
     }
     const double ms = e.median_ms();
     const double tflops = run.problem.flops() / (ms * 1e-3) / 1e12;
+    const double tbps = run.problem.min_bytes() / (ms * 1e-3) / 1e12;
     const std::string check = e.checked ? e.check.summary() : "reference";
-    std::printf("%-20s %-55s %9.3f %8.1f %9.3f  %s\n", e.name.c_str(), e.technique.c_str(), ms,
-                tflops, cublas_ms / ms, check.c_str());
+    std::printf("%-20s %-55s %9.3f %8.1f %8.3f %9.3f  %s\n", e.name.c_str(),
+                e.technique.c_str(), ms, tflops, tbps, cublas_ms / ms, check.c_str());
   }
 }
 
@@ -282,7 +302,8 @@ void write_run_json(std::ostream& f, const Run& run) {
     if (e.error.empty()) {
       const double ms = e.median_ms();
       f << ", \"median_ms\": " << ms << ", \"tflops\": " << p.flops() / (ms * 1e-3) / 1e12
-        << ", \"ratio_to_cublas\": " << cublas_ms / ms << ", \"samples\": " << e.samples_ms.size();
+        << ", \"ratio_to_cublas\": " << cublas_ms / ms << ", \"samples\": " << e.samples_ms.size()
+        << ", \"hbm_tbps\": " << p.min_bytes() / (ms * 1e-3) / 1e12;
     }
     if (e.checked)
       f << ", \"rel_fro_error\": " << e.check.rel_fro << ", \"max_abs_error\": " << e.check.max_abs
@@ -294,12 +315,26 @@ void write_run_json(std::ostream& f, const Run& run) {
   f << "\n     ]}";
 }
 
-bool write_json(const Options& o, const std::vector<Run>& runs, const hm::DeviceInfo& info) {
+/// The HBM read bandwidth measured at the start of a ladder or sweep: TB/s, or why not.
+struct HbmRead {
+  bool probed = false;  // false for run, which does not measure it
+  double tbps = 0;
+  std::string error;    // set when the probe failed; the matmuls are measured all the same
+};
+
+/// Writes the runs, the environment and the protocol to --json.
+bool write_json(const Options& o, const std::vector<Run>& runs, const hm::DeviceInfo& info,
+                const HbmRead& hbm) {
   std::ofstream f(o.json);
   if (!f) return false;
   f << "{\n  \"tool\": \"hopper-matmul " << o.command << "\",\n  \"environment\": "
-    << hm::to_json(info) << ",\n"
-    << "  \"protocol\": {\"timer\": \"cudaEvent pair per launch\", \"statistic\": \"median\", "
+    << hm::to_json(info) << ",\n";
+  if (hbm.probed && hbm.error.empty())  // run does not measure it, and writes neither
+    f << "  \"hbm_read_tbps\": " << hbm.tbps << ",\n";
+  else if (hbm.probed)
+    f << "  \"hbm_read_tbps\": null, \"hbm_read_error\": \"" << hm::json_escape(hbm.error)
+      << "\",\n";
+  f << "  \"protocol\": {\"timer\": \"cudaEvent pair per launch\", \"statistic\": \"median\", "
     << "\"warmup\": " << o.warmup << ", \"rounds\": " << o.rounds
     << ", \"reps_per_round\": " << o.reps << ", \"settle_ms\": " << o.settle_ms
     << ", \"interleaved\": true},\n  \"runs\": [\n";
@@ -350,10 +385,15 @@ int cmd_list(const Options& o) {
   return 0;
 }
 
+/// The GPU, its environment, and its HBM read bandwidth measured now.
 int cmd_info() {
   hm::DeviceInfo info;
   if (hm::Status s = hm::query_current_sm90(&info); !s.ok()) return fail(s);
   std::printf("%s\n%s\n", hm::describe(info).c_str(), hm::to_json(info).c_str());
+  double tbps = 0;
+  if (hm::Status s = hm::measure_hbm_read(nullptr, &tbps); !s.ok()) return fail(s);
+  std::printf("HBM read bandwidth: %.3f TB/s (measured now: median of 10 reads of a buffer "
+              "far above L2)\n", tbps);
   return 0;
 }
 
@@ -373,6 +413,19 @@ int cmd_measure(const Options& o) {
     ~StreamGuard() { cudaStreamDestroy(s); }
   } guard{stream};
 
+  // The read roofline of memory-bound shapes, once, before any matmul: a failure is reported
+  // and written to the JSON, and the matmuls are measured all the same.  Not for run, which
+  // the sanitizer checks and the smoke test call on small problems.
+  HbmRead hbm;
+  if (o.command != "run") {
+    hbm.probed = true;
+    if (const hm::Status s = hm::measure_hbm_read(stream, &hbm.tbps); !s.ok()) {
+      hbm.error = s.message();
+      std::fprintf(stderr, "hopper-matmul: HBM read bandwidth not measured: %s\n",
+                   hbm.error.c_str());
+    }
+  }
+
   hm::Cublas cublas;
   std::vector<Run> runs;
   for (const hm::Problem& p : o.problems) {
@@ -380,10 +433,12 @@ int cmd_measure(const Options& o) {
     run.entries.push_back({"cublas", "cublasGemmEx, fp32 compute (the reference)",
                            [&cublas](const hm::Problem& q, const void* a, const void* b, void* c,
                                      cudaStream_t s) { return cublas.matmul(q, a, b, c, s); }});
-    // ladder and sweep: every version; run: the named ones, in ladder order.
-    const std::vector<std::string> named = split(o.version);
+    // ladder and sweep: every version; run and sweep --versions: the named ones, in ladder
+    // order.
+    const std::vector<std::string> named = split(o.command == "run" ? o.version : o.versions);
+    const bool all = o.command == "ladder" || (o.command == "sweep" && named.empty());
     for (const hm::Version& v : hm::versions())
-      if (o.command != "run" || std::find(named.begin(), named.end(), v.name) != named.end())
+      if (all || std::find(named.begin(), named.end(), v.name) != named.end())
         run.entries.push_back({std::string(v.name), std::string(v.technique), v.launch});
     if (hm::Status s = measure(o, info, &cublas, stream, &run); !s.ok()) return fail(s);
     runs.push_back(std::move(run));
@@ -396,6 +451,9 @@ int cmd_measure(const Options& o) {
               "~%d ms of untimed launches of the same implementation; %d warm-up), CUDA "
               "events, rotating operand sets where a problem fits in L2\n",
               o.rounds * o.reps, o.rounds, o.reps, o.settle_ms, o.warmup);
+  if (hbm.probed && hbm.error.empty())
+    std::printf("HBM read bandwidth, measured at start: %.3f TB/s (the roofline of HBM TB/s)\n",
+                hbm.tbps);
   const bool sweep = o.command == "sweep";
   if (!sweep) {
     const hm::Problem& p = runs[0].problem;
@@ -403,14 +461,14 @@ int cmd_measure(const Options& o) {
                 (long long)p.m, (long long)p.n, (long long)p.m, (long long)p.k, (long long)p.n,
                 (long long)p.k, hm::dtype_name(p.dtype));
   }
-  std::printf("\n%s%-20s %-55s %9s %8s %9s  %s\n", sweep ? "shape (MxNxK)        " : "",
-              "version", "technique", "ms", "TFLOPS", "vs cuBLAS", "check");
+  std::printf("\n%s%-20s %-55s %9s %8s %8s %9s  %s\n", sweep ? "shape (MxNxK)        " : "",
+              "version", "technique", "ms", "TFLOPS", "HBM TB/s", "vs cuBLAS", "check");
   bool pass = true;
   for (const Run& run : runs) {
     print_rows(run, sweep);
     pass = pass && run.pass();
   }
-  if (!o.json.empty() && !write_json(o, runs, info)) {
+  if (!o.json.empty() && !write_json(o, runs, info, hbm)) {
     std::fprintf(stderr, "hopper-matmul: cannot write %s\n", o.json.c_str());
     return kExitFailed;
   }

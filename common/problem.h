@@ -36,6 +36,14 @@ struct Problem {
 
   /// 2·m·n·k, the flop count every TFLOPS figure in this project uses.
   double flops() const { return 2.0 * double(m) * double(n) * double(k); }
+
+  /// The fewest bytes the problem must move to or from device memory, A and B read once and
+  /// C written once: what every HBM TB/s figure in this project divides by the time.  Decode
+  /// shapes (small m) are bound by it, not by flops().
+  double min_bytes() const {
+    return double(dtype_bytes(dtype)) * (double(m) * double(k) + double(n) * double(k) +
+                                         double(m) * double(n));
+  }
 };
 
 /// The largest m, n or k: TMA coordinates are signed 32-bit, and a kernel may compute

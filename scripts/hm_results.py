@@ -9,8 +9,20 @@ LADDER_SHAPE = (8192, 8192, 8192)
 NAME = re.compile(r"^matmul/([^/]+)/(bf16|fp16)/([a-z]+)/(\d+)x(\d+)x(\d+)")
 
 
+def hbm_read(value):
+    """The recorded HBM read bandwidth in TB/s, or None where it was not measured (older
+    recordings, no GPU: the benchmark context then says "none: why", the CLI writes null)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def load(path):
-    """Rows {impl, technique, dtype, family, m, n, k, tflops, ratio} from either format."""
+    """Rows {impl, technique, dtype, family, m, n, k, tflops, ratio, hbm_tbps} from either
+    format (hbm_tbps: the fewest bytes over the median time, None in older recordings), and
+    the environment, with hbm_read_tbps (the read bandwidth measured in the same process, or
+    None)."""
     with open(path) as f:
         data = json.load(f)
     rows, env = [], {}
@@ -18,6 +30,7 @@ def load(path):
         context = data.get("context", {})
         env = json.loads(context["hm_environment"]) if "hm_environment" in context else {}
         env["commit"] = context.get("hm_commit", env.get("commit", "?"))
+        env["hbm_read_tbps"] = hbm_read(context.get("hbm_read_TBps"))
         for b in data["benchmarks"]:
             m = NAME.match(b.get("name", ""))
             if not m or b.get("error_occurred") or "TFLOPS" not in b:
@@ -27,9 +40,10 @@ def load(path):
             rows.append(dict(impl=m.group(1), technique=b.get("label", ""), dtype=m.group(2),
                              family=m.group(3), m=int(m.group(4)), n=int(m.group(5)),
                              k=int(m.group(6)), tflops=b["TFLOPS"],
-                             ratio=b["ratio_to_cublas"]))
+                             ratio=b["ratio_to_cublas"], hbm_tbps=b.get("hbm_TBps")))
     else:  # hopper-matmul ladder / run / sweep
-        env = dict(data.get("environment", {}), protocol=data.get("protocol", {}))
+        env = dict(data.get("environment", {}), protocol=data.get("protocol", {}),
+                   hbm_read_tbps=hbm_read(data.get("hbm_read_tbps")))
         for run in data["runs"]:
             p = run["problem"]
             family = "square" if p["m"] == p["n"] == p["k"] else "other"
@@ -37,7 +51,8 @@ def load(path):
                 if "tflops" in r:
                     rows.append(dict(impl=r["name"], technique=r["technique"], dtype=p["dtype"],
                                      family=family, m=p["m"], n=p["n"], k=p["k"],
-                                     tflops=r["tflops"], ratio=r["ratio_to_cublas"]))
+                                     tflops=r["tflops"], ratio=r["ratio_to_cublas"],
+                                     hbm_tbps=r.get("hbm_tbps")))
     return rows, env
 
 

@@ -15,7 +15,10 @@
 
 Writes, in --out: ladder.svg/.png (TFLOPS of every version at 8192³ bf16, with cuBLAS and
 the dense peak as reference lines), ladder_vN.svg (the same "up to vN", one per docs
-chapter) and sizes.svg/.png (TFLOPS against the size of square problems).  SVG output is
+chapter), sizes.svg/.png (TFLOPS against the size of square problems) and, when --bench has
+the decode family, decode.svg/.png (HBM TB/s of cuBLAS and the last two versions on each
+decode shape, against the read bandwidth measured in the same run).  Of the other families,
+transformer is in the README table's geomean; ragged and waves are in no plot.  SVG output is
 byte-stable (fixed hash salt, no dates), so regenerating unchanged data changes no file.
 """
 import argparse
@@ -148,6 +151,45 @@ def plot_sizes(rows, env, mine, out):
     save(fig, out, "sizes", png=True)
 
 
+def plot_decode(rows, env, out):
+    """HBM TB/s (the fewest bytes over the median time) of cuBLAS and the last two versions
+    on every bf16 decode shape, with the HBM read bandwidth measured at the start of the same
+    run as the roofline.  False, drawing nothing, when the run has no decode shapes."""
+    decode = [r for r in rows if r["family"] == "decode" and r["dtype"] == "bf16"
+              and r.get("hbm_tbps") is not None]
+    if not decode:
+        return False
+    impls = ["cublas"] + versions_in(decode)[-2:]
+    shapes = sorted({(r["m"], r["n"], r["k"]) for r in decode},
+                    key=lambda s: (s[1] * s[2], s[1], s[0]))  # by weight matrix, then tokens
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    width = 0.8 / len(impls)
+    colors = {"cublas": "#7570b3"}
+    palette = iter(["#1b9e77", "#d95f02"])
+    for j, impl in enumerate(impls):
+        pts = [(i, pick(decode, impl, "bf16", s)) for i, s in enumerate(shapes)]
+        pts = [(i, r["hbm_tbps"]) for i, r in pts if r]
+        color = colors.get(impl) or next(palette)
+        ax.bar([i + (j - (len(impls) - 1) / 2) * width for i, _ in pts], [t for _, t in pts],
+               width=width, color=color, label=impl)
+    roof = env.get("hbm_read_tbps")
+    if roof:
+        ax.axhline(roof, color="grey", ls=":", lw=1)
+        ax.text(-0.5, roof, f"HBM read, measured in this run: {roof:.2f} TB/s", ha="left",
+                va="bottom", color="grey", fontsize=8)
+    ax.set_xticks(range(len(shapes)))
+    ax.set_xticklabels([f"{m}×{n}×{k}" for m, n, k in shapes], rotation=90, fontsize=7.5)
+    ax.set_xlim(-0.6, len(shapes) - 0.4)
+    ax.set_ylim(0, max([roof or 0] + [r["hbm_tbps"] for r in decode]) * 1.15)
+    ax.set_xlabel("M × N × K (M tokens against an N × K weight matrix)")
+    ax.set_ylabel("HBM TB/s (2·(MK + NK + MN) bytes / median time)")
+    ax.set_title(f"Decode shapes, bf16 — {gpu_label(env)}", fontsize=9)
+    ax.legend(fontsize=8, loc="upper left", ncol=len(impls))
+    fig.tight_layout()
+    save(fig, out, "decode", png=True)
+    return True
+
+
 def results_table(rows, env, ladder=None, ladder_env=None, ladder_path=None):
     sustained = ""
     if ladder:
@@ -221,6 +263,7 @@ def main():
     for n in range(len(versions_in(rows))):
         plot_ladder(rows, env, mine, args.out, upto=n)
     plot_sizes(rows, env, mine, args.out)
+    plot_decode(rows, env, args.out)
     if args.readme:
         ladder, ladder_env = load(args.ladder) if args.ladder else (None, None)
         update_readme(args.readme, results_table(rows, env, ladder, ladder_env, args.ladder))

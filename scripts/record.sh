@@ -1,31 +1,115 @@
 #!/usr/bin/env bash
-# Records a full measurement on a GPU machine, in one command:
-#   scripts/record.sh [OUTDIR]          (default results/h200)
-# builds the release tree, runs the benchmark suite (every version and cuBLAS, bf16 and
-# fp16, every shape; launch by launch alternately with cuBLAS) into OUTDIR/bench.json, the
-# 8192³ ladder (sustained: each implementation timed after its clock has settled) into
-# OUTDIR/ladder_bf16.json and ladder_fp16.json, and a sustained sweep of a few shapes into
-# OUTDIR/sweep_bf16.json; then draws the plots into OUTDIR/plots and regenerates the
-# README's results table (scripts/plot.py) when matplotlib is there.
+# Records a measurement on a GPU machine, whole or in parts (for a limit on one call's time):
+#   scripts/record.sh [--part ladder|bench|build|all] [--no-build] [OUTDIR]
+# (default: all, into results/h200).  Every part first builds the release tree (nothing to do
+# when it is up to date; --no-build skips that and uses the binaries already there), so each
+# part runs alone:
+#   ladder  the 8192³ ladder (sustained: each implementation timed after its clock has
+#           settled) into OUTDIR/ladder_bf16.json and ladder_fp16.json; a sustained sweep of
+#           a few shapes into OUTDIR/sweep_bf16.json; and a sustained sweep of the decode and
+#           waves shapes (bench/bench.cpp's families of those names) for v7_multicast,
+#           v8_stream_k and cuBLAS into OUTDIR/sweep_decode_bf16.json and
+#           sweep_decode_fp16.json, with 100 ms of settling instead of 500 (a decode launch
+#           lasts tens of microseconds: 100 ms is thousands of them);
+#   bench   the benchmark suite (every version and cuBLAS, bf16 and fp16, every shape; launch
+#           by launch alternately with cuBLAS) into OUTDIR/bench.json, then the plots into
+#           OUTDIR/plots and the README's results table (scripts/plot.py) when matplotlib is
+#           there;
+#   build   the build alone;
+#   all     ladder, then bench.
+# HM_BENCH_ARGS adds flags to hm_bench (e.g. --benchmark_filter=/decode/).
+#
+# The commit the results name (hm::build_commit(), set when CMake configures): HM_GIT_COMMIT
+# if set, else git's answer, else the .commit file beside the sources.  A copy of the tree
+# without .git, such as a GPU machine's, has only the first: run it there as
+#   HM_GIT_COMMIT=<the output of `git describe --always --dirty` here> scripts/record.sh …
 set -euo pipefail
-out=${1:-results/h200}
+usage() {
+  sed -n '2,3p' "$0" >&2
+  exit 2
+}
+part=all
+build=1
+out=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --part) [ $# -ge 2 ] || usage; part=$2; shift 2 ;;
+    --part=*) part=${1#--part=}; shift ;;
+    --no-build) build=0; shift ;;
+    -h | --help) usage ;;
+    -*) echo "record.sh: unknown option $1" >&2; usage ;;
+    *) [ -z "$out" ] || usage; out=$1; shift ;;
+  esac
+done
+case $part in
+  ladder | bench | build | all) ;;
+  *) echo "record.sh: --part must be ladder, bench, build or all, not '$part'" >&2; usage ;;
+esac
+out=${out:-results/h200}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
-cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" --target hm_bench hopper-matmul >/dev/null
-for dtype in bf16 fp16; do
-  build/release/hopper-matmul ladder --dtype "$dtype" --json "$out/ladder_$dtype.json"
-done
-build/release/hopper-matmul sweep --rounds 3 --json "$out/sweep_bf16.json" --shapes \
-  2048x2048x2048,4096x4096x4096,16384x16384x16384,1024x4096x4096,16384x8192x8192,8192x8192x1024,333x12345x1024
-build/release/hm_bench --benchmark_out="$out/bench.json" --benchmark_out_format=json \
-  ${HM_BENCH_ARGS:-} | grep -E "^matmul/(cublas|v[0-9]+_[a-z_]+)/bf16/square/8192x8192x8192" || true
-if python3 -c "import matplotlib" 2>/dev/null; then
-  readme=()
-  [ "$out" = "$(pwd)/results/h200" ] && readme=(--readme README.md)
-  python3 scripts/plot.py --bench "$out/bench.json" --ladder "$out/ladder_bf16.json" \
-    --out "$out/plots" "${readme[@]}"
-else
-  echo "matplotlib is missing: the plots were not drawn (sudo apt-get install python3-matplotlib)"
+
+if [ -z "${HM_GIT_COMMIT:-}" ]; then
+  HM_GIT_COMMIT=$(git describe --always --dirty 2>/dev/null || true)
 fi
+if [ -n "$HM_GIT_COMMIT" ]; then
+  export HM_GIT_COMMIT  # what CMake bakes into the binaries when it configures
+  echo "record.sh: commit $HM_GIT_COMMIT"
+elif [ -f .commit ]; then
+  echo "record.sh: commit $(head -n 1 .commit) (from .commit)"
+else
+  echo "record.sh: no git, no HM_GIT_COMMIT, no .commit: the results will name commit" \
+       "'unknown' (pass HM_GIT_COMMIT=\$(git describe --always --dirty) from a checkout)" >&2
+fi
+
+if [ "$build" = 1 ]; then
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j "$(nproc)" --target hm_bench hopper-matmul >/dev/null
+fi
+for binary in build/release/hopper-matmul build/release/hm_bench; do
+  [ -x "$binary" ] || { echo "record.sh: no $binary: build first (drop --no-build)" >&2; exit 1; }
+done
+
+record_ladder() {
+  for dtype in bf16 fp16; do
+    build/release/hopper-matmul ladder --dtype "$dtype" --json "$out/ladder_$dtype.json"
+  done
+  build/release/hopper-matmul sweep --rounds 3 --json "$out/sweep_bf16.json" --shapes \
+    2048x2048x2048,4096x4096x4096,16384x16384x16384,1024x4096x4096,16384x8192x8192,8192x8192x1024,333x12345x1024
+  # bench/bench.cpp's decode family (1…256 tokens against a 5120-wide model's projections)
+  # and waves family (a last wave of 128×256 tiles mostly empty), 29 shapes: 100 ms of
+  # settling per implementation and round instead of 500 keeps the part short.
+  local shapes=() m nk
+  for m in 1 16 32 64 128 256; do
+    for nk in 5120x5120 15360x5120 27648x5120 5120x13824; do shapes+=("${m}x$nk"); done
+  done
+  shapes+=(1024x34048x4096 2304x8448x8192 1536x1536x1536 3072x3072x3072 5120x5120x5120)
+  for dtype in bf16 fp16; do
+    build/release/hopper-matmul sweep --dtype "$dtype" --versions v7_multicast,v8_stream_k \
+      --rounds 3 --settle-ms 100 --json "$out/sweep_decode_$dtype.json" \
+      --shapes "$(IFS=,; echo "${shapes[*]}")"
+  done
+}
+
+record_bench() {
+  # shellcheck disable=SC2086
+  build/release/hm_bench --benchmark_out="$out/bench.json" --benchmark_out_format=json \
+    ${HM_BENCH_ARGS:-} | grep -E "^matmul/(cublas|v[0-9]+_[a-z_]+)/bf16/square/8192x8192x8192" || true
+  if python3 -c "import matplotlib" 2>/dev/null; then
+    local args=(--bench "$out/bench.json" --out "$out/plots")
+    # The ladder adds the README's sustained column: from this recording, when it is there.
+    [ -f "$out/ladder_bf16.json" ] && args+=(--ladder "$out/ladder_bf16.json")
+    [ "$out" = "$(pwd)/results/h200" ] && args+=(--readme README.md)
+    python3 scripts/plot.py "${args[@]}"
+  else
+    echo "matplotlib is missing: the plots were not drawn (sudo apt-get install python3-matplotlib)"
+  fi
+}
+
+case $part in
+  ladder) record_ladder ;;
+  bench) record_bench ;;
+  all) record_ladder; record_bench ;;
+  build) ;;
+esac

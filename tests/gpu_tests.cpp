@@ -276,20 +276,21 @@ void check_schedule(const hm::Problem& p, const v8_stream_k::Schedule& s, uint64
 TEST(StreamKV8, UnitBoundaryAtEverySliceOfATile) {
   SKIP_WITHOUT_SM90();
   // Small M, transposed: one 128 × 64 tile of Cᵀ, 16 slices; boundaries ⌊16·i/units⌋ reach
-  // every slice.  Then two 128 × 256 tiles of C, 32 slices, the same way.
+  // every slice.  Then three 128 × 256 tiles of C (M > 256), 48 slices, the same way.
   for (int units = 2; units <= 16; ++units)
     check_schedule({64, 128, 1024, DType::bf16}, {1, 16, units, 1, units, 1}, 100 + units);
-  for (int units = 2; units <= 32; ++units)
-    check_schedule({256, 256, 1024, DType::fp16}, {2, 16, units, 2, units, 1}, 200 + units);
+  for (int units = 2; units <= 48; units += units < 16 ? 1 : 8)
+    check_schedule({300, 256, 1024, DType::fp16}, {3, 16, units, 3, units, 1}, 200 + units);
 }
 
 TEST(StreamKV8, OneSlicePerUnitAndPartialTiles) {
   SKIP_WITHOUT_SM90();
-  // 2 × 2 tiles of 16 slices, ragged in M and N (TMA stores), 64 units of one slice each.
-  check_schedule({200, 304, 1024, DType::bf16}, {4, 16, 64, 4, 64, 1}, 1);
-  check_schedule({200, 304, 1024, DType::fp16}, {4, 16, 64, 4, 64, 1}, 2);
-  // Small M, transposed, ragged: Cᵀ of 300 × 100 in three 128 × 128 tiles, and of 200 × 1
-  // in two 128 × 64 tiles.
+  // 3 × 2 tiles of 16 slices, ragged in M and N (TMA stores), 96 units of one slice each.
+  check_schedule({300, 304, 1024, DType::bf16}, {6, 16, 96, 6, 96, 1}, 1);
+  check_schedule({300, 304, 1024, DType::fp16}, {6, 16, 96, 6, 96, 1}, 2);
+  // Small M, transposed, ragged: Cᵀ of 304 × 200 in three 128 × 256 tiles, of 300 × 100 in
+  // three 128 × 128 tiles, and of 200 × 1 in two 128 × 64 tiles.
+  check_schedule({200, 304, 1024, DType::bf16}, {3, 16, 48, 3, 48, 1}, 9);
   check_schedule({100, 300, 1024, DType::bf16}, {3, 16, 48, 3, 48, 1}, 7);
   check_schedule({1, 200, 1024, DType::fp16}, {2, 16, 32, 2, 32, 1}, 8);
 }

@@ -340,10 +340,14 @@ TEST(TileOrder, EveryTileVisitedOnceByClustersV7) {
 // hands over at most one partial sum, before it waits, and waits in at most one piece, only
 // for higher units, which are exactly the ones the kernel's loop visits.
 TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
+  for (const v8_stream_k::Tiling tiling : {v8_stream_k::Tiling{false, 256}, {true, 64},
+                                           {true, 256}})
   for (const int workers : {1, 2, 7, 66, 132}) {
-    for (const int tiles : {1, 2, 5, 20, 60, 66, 67, 131, 132, 133, 200, 288, 594, 800, 2048}) {
-      for (const int k_tiles : {1, 8, 15, 16, 17, 24, 64, 80, 128, 217}) {
-        const v8_stream_k::Schedule s = v8_stream_k::make_schedule(tiles, k_tiles, workers);
+    for (const int tiles : {1, 2, 5, 20, 40, 60, 66, 67, 131, 132, 133, 200, 288, 594, 800,
+                            2048}) {
+      for (const int k_tiles : {1, 2, 3, 8, 15, 16, 17, 24, 64, 80, 128, 217}) {
+        const v8_stream_k::Schedule s =
+            v8_stream_k::make_schedule(tiles, k_tiles, workers, tiling);
         ASSERT_LE(s.workers, workers);
         ASSERT_LE(s.units, s.workers);
         std::vector<int> done(size_t(tiles) * k_tiles, 0), owners(size_t(tiles), 0);
@@ -371,7 +375,7 @@ TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
               }
             }
             if (w.k_end - w.k_begin < k_tiles)
-              ASSERT_GE(w.k_end - w.k_begin, 8) << "a piece of a shared tile is 8 slices or more";
+              ASSERT_GE(w.k_end - w.k_begin, s.min_slices) << "a piece of a shared tile";
           }
         }
         for (size_t i = 0; i < done.size(); ++i)
@@ -401,23 +405,24 @@ TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
 // The rule the chapter explains: whole tiles where they divide among the SMs or K is short,
 // stream-K where the last wave would leave SMs idle.
 TEST(StreamK, ScheduleRuleV8) {
-  const auto sk = [](int tiles, int k_tiles) {
-    return v8_stream_k::make_schedule(tiles, k_tiles, 132).units > 0;
+  const v8_stream_k::Tiling c{false, 256}, small_m{true, 64};
+  const auto sk = [](int tiles, int k_tiles, const v8_stream_k::Tiling& tiling) {
+    return v8_stream_k::make_schedule(tiles, k_tiles, 132, tiling);
   };
-  EXPECT_FALSE(sk(264, 128)) << "2 full waves";
-  EXPECT_FALSE(sk(200, 15)) << "K too short to split";
-  EXPECT_TRUE(sk(40, 80)) << "64x5120x5120: 40 tiles of C^T for 132 SMs";
-  EXPECT_TRUE(sk(2048, 128)) << "8192^3: 15.5 waves";
-  EXPECT_TRUE(sk(1064, 64)) << "1024x34048x4096: 8.06 waves";
-  EXPECT_FALSE(sk(512, 64)) << "4096^3: the last wave 88% full, too little to gain";
-  const v8_stream_k::Schedule decode = v8_stream_k::make_schedule(40, 80, 132);
+  EXPECT_EQ(sk(264, 128, c).units, 0) << "2 full waves";
+  EXPECT_EQ(sk(200, 15, c).units, 0) << "K too short to split";
+  EXPECT_EQ(sk(2048, 128, c).units, 0) << "8192^3, 15.5 waves: stream-K slices wait on HBM";
+  EXPECT_EQ(sk(72, 24, c).units, 0) << "1536^3, 72 tiles: likewise";
+  EXPECT_EQ(sk(512, 64, c).units, 0) << "4096^3: the last wave 88% full, too little to gain";
+  EXPECT_EQ(sk(800, 80, c).sk_tiles, 8) << "5120^3, 6.06 waves: the partial wave is shared";
+  EXPECT_EQ(sk(1064, 64, c).sk_tiles, 8) << "1024x34048x4096, 8.06 waves: likewise";
+  const v8_stream_k::Schedule decode = sk(40, 80, small_m);  // 64x5120x5120: 40 tiles of C^T
   EXPECT_EQ(decode.sk_tiles, 40);
   EXPECT_EQ(decode.units, 132);
-  const v8_stream_k::Schedule big = v8_stream_k::make_schedule(2048, 128, 132);
-  EXPECT_EQ(big.sk_tiles, 2048 - 14 * 132) << "the last full wave and the partial one";
+  EXPECT_EQ(decode.min_slices, 1) << "small-M units split anywhere";
 }
 
-// The small-M rule the chapter explains: M ≤ 128 computes Cᵀ = B·Aᵀ, in the narrowest tile
+// The small-M rule the chapter explains: M ≤ 256 computes Cᵀ = B·Aᵀ, in the narrowest tile
 // that holds M; larger M keeps v7's 128 × 256 tiles of C.
 TEST(StreamK, SmallMTilingRuleV8) {
   for (const int64_t m : {1, 16, 32, 64}) {
@@ -428,7 +433,11 @@ TEST(StreamK, SmallMTilingRuleV8) {
     EXPECT_TRUE(v8_stream_k::choose_tiling(m).transposed) << "M = " << m;
     EXPECT_EQ(v8_stream_k::choose_tiling(m).bn, 128) << "M = " << m;
   }
-  for (const int64_t m : {129, 256, 8192}) {
+  for (const int64_t m : {129, 256}) {
+    EXPECT_TRUE(v8_stream_k::choose_tiling(m).transposed) << "M = " << m;
+    EXPECT_EQ(v8_stream_k::choose_tiling(m).bn, 256) << "M = " << m;
+  }
+  for (const int64_t m : {257, 8192}) {
     EXPECT_FALSE(v8_stream_k::choose_tiling(m).transposed) << "M = " << m;
     EXPECT_EQ(v8_stream_k::choose_tiling(m).bn, 256) << "M = " << m;
   }
@@ -438,6 +447,10 @@ TEST(StreamK, WorkspaceBytesV8) {
   EXPECT_EQ(v8_stream_k::workspace_bytes({8192, 8192, 960, hm::DType::bf16}, 132), 0u);
   EXPECT_EQ(v8_stream_k::workspace_bytes({64, 5120, 5120, hm::DType::bf16}, 132),
             size_t(1152 + 132 * 2 * 65536));
+  EXPECT_EQ(v8_stream_k::workspace_bytes({64, 5120, 64, hm::DType::bf16}, 132), 0u)
+      << "one K slice: nothing to split";
+  EXPECT_GT(v8_stream_k::workspace_bytes({64, 5120, 128, hm::DType::bf16}, 132), 0u)
+      << "small-M units split anywhere";
 }
 
 TEST(TileOrder, GroupsShareRowsOfA) {

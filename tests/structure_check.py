@@ -73,7 +73,7 @@ def check(version, src):
             problems.append("a clustered grid must come from how many clusters fit at once")
         first_init = kernel.find("mbarrier_init(")
         # The tile loop; from v8 the loop over a worker's pieces of work.
-        first_tile_loop = kernel.find("for (int tile" if number < 8 else "; work_unit(")
+        first_tile_loop = kernel.find("for (int tile" if number < 8 else "; next_work<")
         if first_init < 0 or first_tile_loop < 0 or first_init > first_tile_loop:
             problems.append("barriers must be initialised once, before the tile loop")
     if number >= 5:

@@ -471,7 +471,7 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #define HM_STREAM_K_MIN_SLICES 8
 #endif
 #ifndef HM_STREAM_K_FIXUP
-#define HM_STREAM_K_FIXUP 6
+#define HM_STREAM_K_FIXUP 20
 #endif
 #ifndef HM_STREAM_K_WHOLE_FIRST
 #define HM_STREAM_K_WHOLE_FIRST 0
@@ -482,22 +482,25 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_STORE_BUFFERS
 #define HM_STORE_BUFFERS 2
 #endif
-#ifndef HM_NARROW_RING_KIB
-#define HM_NARROW_RING_KIB 192
+#ifndef HM_SMALL_M_RING_KIB
+#define HM_SMALL_M_RING_KIB 192
+#endif
+#ifndef HM_STREAM_K_SLICE_COST
+#define HM_STREAM_K_SLICE_COST 24
 #endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
 constexpr int BK = 64;   ///< K per stage: one 128-byte swizzle row of 16-bit elements
 constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
-/// Small M (a decode shape, M ≤ 128): the kernel computes Cᵀ = B·Aᵀ, so that N, thousands
-/// of rows of weights, takes the BM side of the tile, and M takes a narrow tile of
-/// kNarrowBN[0] or kNarrowBN[1] columns, the narrowest that holds it (choose_tiling()).
-constexpr int kNarrowBN[2] = {64, 128};
-/// A narrow tile's stages are smaller, and its ring takes as many as fit in this many bytes
-/// (8 stages of 64 columns, 6 of 128): a decode shape is memory-bound, and what keeps HBM
-/// busy is bytes in flight.
-constexpr int kNarrowRingBytes = HM_NARROW_RING_KIB * 1024;
+/// Small M (a decode shape, M ≤ 256): the kernel computes Cᵀ = B·Aᵀ instead, so that N,
+/// thousands of rows of weights, runs along the BM side of the tiles, each weight is read
+/// from HBM once, and A, a few rows that every CTA reads, stays in L2.  M runs along the
+/// tile's BN side: 64, 128 or 256 columns, the narrowest that holds it (choose_tiling()).
+/// This kernel stores C without staging it, and its ring takes as many stages as fit in
+/// this many bytes (8 of 64 columns, 6 of 128, 4 of 256): a decode shape is memory-bound,
+/// and what keeps HBM busy is bytes in flight.
+constexpr int kSmallMRingBytes = HM_SMALL_M_RING_KIB * 1024;
 
 constexpr int kConsumers = 2;                    ///< consumer warpgroups, 64 rows each
 constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0 produces, 1…kConsumers consume
@@ -522,22 +525,22 @@ constexpr int kBarEpilogue = 2;  ///< + consumer index
 
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
 /// The stages of the ring of a kernel whose tile is `bn` columns wide.
-__host__ __device__ constexpr int stages_for(int bn) {
-  return bn == BN ? STAGES : kNarrowRingBytes / (kTileABytes + bn * BK * 2);
+__host__ __device__ constexpr int stages_for(int bn, bool transposed) {
+  return transposed ? kSmallMRingBytes / (kTileABytes + bn * BK * 2) : STAGES;
 }
 /// The stages' A and B tiles, the consumers' store buffers (with TMA stores), a full and an
 /// empty barrier per stage, and 1 KiB to round the base up to a swizzle atom.
-__host__ __device__ constexpr int smem_bytes(int bn, bool tma_store) {
-  return stages_for(bn) * (kTileABytes + bn * BK * 2 + 16) +
+__host__ __device__ constexpr int smem_bytes(int bn, bool transposed, bool tma_store) {
+  return stages_for(bn, transposed) * (kTileABytes + bn * BK * 2 + 16) +
          (tma_store ? kConsumers * kStoreBuffers * kStoreBytes : 0) + 1024;
 }
-constexpr int kSmemBytes = smem_bytes(BN, true);  ///< the largest, listed in kConfig
+constexpr int kSmemBytes = smem_bytes(BN, false, true);  ///< the largest, listed in kConfig
 
 static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
 static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
 static_assert(BM <= 256 && BN <= 256, "a TMA box side is at most 256 elements");
 static_assert(WM == 64, "a consumer's rows are one m64 wgmma tile");
-static_assert(STAGES >= 3 && stages_for(kNarrowBN[1]) >= 3,
+static_assert(STAGES >= 3 && stages_for(BN, true) >= 3,
               "a consumer holds two stages at a time; the producer needs a third");
 static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "the warpgroups' registers must fit the SM's register file");
@@ -574,16 +577,27 @@ __host__ __device__ TileCoord cluster_tile_coord(int tile, int rank, int tiles_m
   const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, group_m / cluster_m);
   return {tc.m * cluster_m + rank, tc.n};
 }
-static_assert(kSmemBytes <= 227 * 1024 && smem_bytes(kNarrowBN[0], false) <= 227 * 1024 &&
-                  smem_bytes(kNarrowBN[1], false) <= 227 * 1024,
+static_assert(kSmemBytes <= 227 * 1024 && smem_bytes(64, true, false) <= 227 * 1024 &&
+                  smem_bytes(128, true, false) <= 227 * 1024 &&
+                  smem_bytes(BN, true, false) <= 227 * 1024,
               "more shared memory than one CTA may have");
 
-/// Stream-K.  A unit's share of a tile is at least this many K slices: a smaller piece costs
-/// a whole partial tile's write and read for little work (CUTLASS's stream-K takes 8 too).
+/// Stream-K.  A unit's share of a 128 × 256 tile is at least this many K slices: a smaller
+/// piece costs a whole partial tile's write and read for little work (CUTLASS's stream-K
+/// takes 8 too).  A small-M tile's partial is small (32 KiB for 64 columns), and its units
+/// split anywhere, one slice being enough: there an even split is what counts.
 constexpr int kMinUnitSlices = HM_STREAM_K_MIN_SLICES;
-/// What make_schedule() charges for a stream-K unit's fix-up, in K slices of MMA time: one
-/// partial tile written by one SM and read by another (an estimate, to be measured).
-constexpr int kFixupSlices = HM_STREAM_K_FIXUP;
+/// make_schedule()'s model counts time in tenths of a K slice of a whole 128 × 256 tile.
+/// A stream-K slice of such a tile costs this many: whole tiles run in step, the tiles of a
+/// wave that share rows of A or B read the same K slice at about the same time, and L2
+/// serves it to all of them; stream-K units start at unrelated K offsets, share nothing,
+/// and each of the 132 SMs pulls its 48 KiB per slice from HBM, which serves ~4.3 TB/s:
+/// ~1.5 µs a slice where the MMAs take ~0.6 µs.  A small-M kernel streams its weights once
+/// either way, so its stream-K slices cost what whole-tile ones do (10).
+constexpr int kStreamKSliceCost = HM_STREAM_K_SLICE_COST;
+/// What make_schedule() charges for each partial tile that a tile's owner waits for and
+/// adds, in tenths of a slice, for a 128 × 256 tile (a narrower one: in proportion).
+constexpr int kFixupCost = HM_STREAM_K_FIXUP;
 /// The order of a worker's work: its stream-K unit, then its whole tiles (false, as CUTLASS
 /// does), or the whole tiles first (a variant to measure: the units' pieces then run at the
 /// end, when fewer of them compete for L2 with whole tiles).
@@ -594,27 +608,46 @@ constexpr int kMinGainPercent = HM_STREAM_K_MIN_GAIN;
 /// One consumer's partial accumulators in the workspace: 128 threads × BN / 2 floats.
 constexpr int kPartialBytes = 128 * (BN / 2) * 4;
 
-/// The schedule of `tiles` tiles of `k_tiles` K slices each on at most `max_workers` workers
-/// (clusters).  Whole tiles, v7's schedule, where the tile count is a multiple of the workers
-/// or stream-K is not predicted to gain kMinGainPercent; otherwise the last full wave's tiles
-/// and the partial wave's (all tiles, where there is no full wave) become stream-K tiles,
-/// split into units of at least kMinUnitSlices slices, one per worker, and the rest stay
-/// whole.  Host and device: the tests check it without a GPU.
-__host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_workers) {
-  const Schedule whole = {tiles, k_tiles, min(tiles, max_workers), 0, 0, kMinUnitSlices};
+/// The fewest K slices of a tile that a stream-K unit takes, for tiles laid out as `tiling`
+/// says (kMinUnitSlices).  Host and device.
+__host__ __device__ int min_unit_slices(const Tiling& tiling) {
+  return tiling.transposed && tiling.bn < BN ? 1 : kMinUnitSlices;
+}
+
+/// The schedule of `tiles` tiles of `k_tiles` K slices each, laid out as `tiling` says, on
+/// at most `max_workers` workers (clusters).  Two stream-K schedules compete with whole
+/// tiles (v7's): the partial wave's tiles shared by units, one per worker, and the other
+/// tiles whole, after them; or the same with the last full wave's tiles shared as well.  The
+/// model charges each the K slices its busiest worker runs and the partial tiles that a
+/// tile's owner waits for; stream-K must beat whole tiles by kMinGainPercent.  Host and
+/// device: the tests check it without a GPU.
+__host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_workers,
+                                           const Tiling& tiling) {
+  const int min_slices = min_unit_slices(tiling);
+  const int slice_cost = tiling.transposed ? 10 : kStreamKSliceCost;
+  const int fixup_cost = kFixupCost * tiling.bn / BN;
+  const Schedule whole = {tiles, k_tiles, min(tiles, max_workers), 0, 0, min_slices};
   const int full = tiles / max_workers, tail = tiles % max_workers;
-  if (tail == 0 || k_tiles < 2 * kMinUnitSlices) return whole;
-  const int dp_waves = max(full - 1, 0);
-  const int sk_tiles = tiles - dp_waves * max_workers;
-  const int64_t sk_slices = int64_t(sk_tiles) * k_tiles;
-  const int64_t most = sk_slices / kMinUnitSlices;  // units of kMinUnitSlices or more
-  const int units = most < max_workers ? int(most) : max_workers;
-  // The K slices the busiest worker runs, each way.
-  const int64_t whole_slices = int64_t(full + 1) * k_tiles;
-  const int64_t stream_slices =
-      int64_t(dp_waves) * k_tiles + (sk_slices + units - 1) / units + kFixupSlices;
-  if (stream_slices * 100 > whole_slices * (100 - kMinGainPercent)) return whole;
-  return {tiles, k_tiles, full > 0 ? max_workers : units, sk_tiles, units, kMinUnitSlices};
+  if (tail == 0 || k_tiles < 2 * min_slices) return whole;
+  const int64_t whole_cost = int64_t(full + 1) * k_tiles * 10;
+  Schedule best = whole;
+  int64_t best_cost = whole_cost * (100 - kMinGainPercent) / 100;
+  for (int dp_waves = max(full - 1, 0); dp_waves <= full; ++dp_waves) {
+    const int sk_tiles = tiles - dp_waves * max_workers;
+    const int64_t sk_slices = int64_t(sk_tiles) * k_tiles;
+    const int64_t most = sk_slices / min_slices;  // units of min_slices or more
+    const int units = most < max_workers ? int(most) : max_workers;
+    if (units < 2) continue;
+    const int64_t per_unit = (sk_slices + units - 1) / units;
+    const int64_t waits = (units + sk_tiles - 1) / sk_tiles;  // partials an owner adds
+    const int64_t cost =
+        int64_t(dp_waves) * k_tiles * 10 + per_unit * slice_cost + waits * fixup_cost;
+    if (cost < best_cost) {
+      best = {tiles, k_tiles, full > 0 ? max_workers : units, sk_tiles, units, min_slices};
+      best_cost = cost;
+    }
+  }
+  return best;
 }
 
 /// The first K slice of stream-K unit `unit` (0 ≤ unit ≤ units), counted along the stream-K
@@ -720,20 +753,19 @@ __device__ __forceinline__ void store_pair_transposed(T* c, int m, int n, int ro
 /// C[m,n] = A[m,k] · B[n,k]ᵀ; cluster c computes the pieces work_unit() gives worker c, its
 /// CTA of rank r the r-th BM rows of each cluster tile.  With kTmaStore, C leaves through
 /// `tma_c`; without, through `c`.  kCtas = 1: no cluster instruction.  `flags` and `partials`
-/// are the workspace (unused without stream-K units).  Tiles are kBN columns wide: BN, or a
-/// narrow tile of kNarrowBN, and then the kernel is the small-M one: `c` receives the
-/// transpose of the m×n result (the launcher passes Cᵀ's sizes, B as A and A as B).  Without
-/// kStreamK every piece is a whole tile, and the stream-K code is not compiled in.
-template <typename T, int kBN, bool kTmaStore, int kCtas, bool kStreamK>
+/// are the workspace (unused without stream-K units).  Tiles are kBN columns wide.  With
+/// kTransposed, the small-M kernel: `c` receives the transpose of the m×n result (the
+/// launcher passes Cᵀ's sizes, B as A and A as B).  Without kStreamK every piece is a whole
+/// tile, and the stream-K code is not compiled in.
+template <typename T, int kBN, bool kTransposed, bool kTmaStore, int kCtas, bool kStreamK>
 __global__ void __launch_bounds__(kThreads, 1)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
                   const __grid_constant__ CUtensorMap tma_b,
                   const __grid_constant__ CUtensorMap tma_c, T* __restrict__ c, int m, int n,
                   int tiles_m, int tiles_n, const Schedule sched, uint32_t* __restrict__ flags,
                   float4* __restrict__ partials) {
-  constexpr int kStages = stages_for(kBN);  // K slices in the ring
+  constexpr int kStages = stages_for(kBN, kTransposed);  // K slices in the ring
   constexpr int kTileBBytes = kBN * BK * 2;  // one stage of B, bytes: a TMA box per CTA
-  constexpr bool kTransposed = kBN != BN;    // the small-M kernel, which computes Cᵀ
   constexpr int kShareB = kBN / kCtas;  // rows of B one CTA loads for its whole cluster
   constexpr int kShareBBytes = kShareB * BK * 2;  // one TMA box of B: [kShareB][64]
 
@@ -1013,7 +1045,8 @@ size_t workspace_for(int sms, int ctas) {
 size_t workspace_bytes(const hm::Problem& p, int sms) {
   // The launcher may find fewer clusters than sms / 2 fit, and then choose stream-K where a
   // full GPU would not: any K long enough to split may need the largest workspace.
-  return (p.k + BK - 1) / BK < 2 * kMinUnitSlices ? 0 : workspace_for(sms, sms);
+  const int64_t k_tiles = (p.k + BK - 1) / BK;
+  return k_tiles < 2 * min_unit_slices(choose_tiling(p.m)) ? 0 : workspace_for(sms, sms);
 }
 
 /// Workspaces of matmul() without one: one per device and stream, zeroed when allocated (in
@@ -1046,16 +1079,16 @@ struct Launch {
 
 /// Schedules the work on as many clusters of kCtas CTAs as fit on the GPU at once, raises
 /// the kernel's shared-memory limit, and launches the kernel for element type T and tiles kBN
-/// columns wide: the one built without stream-K where the schedule has whole tiles only (a
-/// narrow tile's kernel takes both schedules).  `p` has the kernel's sizes (Cᵀ's, for the
-/// small-M kernel).
-template <typename T, int kBN, bool kTmaStore, int kCtas>
+/// columns wide: the one built without stream-K where the schedule has whole tiles only (the
+/// small-M kernel takes both schedules).  `p` has the kernel's sizes (Cᵀ's, for the small-M
+/// kernel).
+template <typename T, int kBN, bool kTransposed, bool kTmaStore, int kCtas>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUtensorMap& tma_c,
                   void* c, const hm::Problem& p, int tiles_m, int tiles_n, const Launch& how,
                   cudaStream_t stream) {
-  constexpr int kSmem = smem_bytes(kBN, kTmaStore);
-  const void* kernel =
-      reinterpret_cast<const void*>(&matmul_kernel<T, kBN, kTmaStore, kCtas, true>);
+  constexpr int kSmem = smem_bytes(kBN, kTransposed, kTmaStore);
+  const void* kernel = reinterpret_cast<const void*>(
+      &matmul_kernel<T, kBN, kTransposed, kTmaStore, kCtas, true>);
   HM_TRY(hm::set_max_dynamic_smem(kernel, kSmem));
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
@@ -1087,7 +1120,7 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
 
   const int cluster_tiles = (tiles_m + kCtas - 1) / kCtas * tiles_n;
   const int k_tiles = int((p.k + BK - 1) / BK);
-  const Schedule sched = how.forced ? *how.forced : make_schedule(cluster_tiles, k_tiles, clusters);
+  const Schedule sched = how.forced ? *how.forced : make_schedule(cluster_tiles, k_tiles, clusters, {kTransposed, kBN});
   if (sched.tiles != cluster_tiles || sched.k_tiles != k_tiles || sched.workers < 1 ||
       sched.workers > clusters || sched.units > sched.workers || sched.sk_tiles > sched.tiles ||
       (sched.units > 0) != (sched.sk_tiles > 0) || sched.min_slices < 1)
@@ -1106,10 +1139,10 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
     partials = reinterpret_cast<float4*>(static_cast<char*>(workspace) + flag_bytes(sms));
   }
   config.gridDim = dim3(unsigned(ctas));
-  auto* run_kernel = &matmul_kernel<T, kBN, kTmaStore, kCtas, true>;
-  if constexpr (kBN == BN) {
+  auto* run_kernel = &matmul_kernel<T, kBN, kTransposed, kTmaStore, kCtas, true>;
+  if constexpr (!kTransposed) {
     if (sched.units == 0) {  // whole tiles: v7's kernel, without the stream-K code
-      run_kernel = &matmul_kernel<T, kBN, kTmaStore, kCtas, false>;
+      run_kernel = &matmul_kernel<T, kBN, false, kTmaStore, kCtas, false>;
       HM_TRY(hm::set_max_dynamic_smem(reinterpret_cast<const void*>(run_kernel), kSmem));
     }
   }
@@ -1119,8 +1152,8 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
 }
 
 Tiling choose_tiling(int64_t m) {
-  if (m <= kNarrowBN[0]) return {true, kNarrowBN[0]};
-  if (m <= kNarrowBN[1]) return {true, kNarrowBN[1]};
+  for (const int bn : {64, 128, BN})
+    if (m <= bn) return {true, bn};
   return {false, BN};
 }
 
@@ -1130,16 +1163,18 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
                       const CUtensorMap& tma_b, const CUtensorMap& tma_c, void* c,
                       const hm::Problem& q, int tiles_m, int tiles_n, const Launch& how,
                       cudaStream_t stream) {
-  if (tiling.bn == kNarrowBN[0])
-    return launch<T, kNarrowBN[0], false, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
-                                             stream);
-  if (tiling.bn == kNarrowBN[1])
-    return launch<T, kNarrowBN[1], false, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
-                                             stream);
+  const auto small_m = [&](auto bn) {
+    return launch<T, bn(), true, false, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
+                                           stream);
+  };
+  if (tiling.transposed && tiling.bn == 64) return small_m(std::integral_constant<int, 64>());
+  if (tiling.transposed && tiling.bn == 128) return small_m(std::integral_constant<int, 128>());
+  if (tiling.transposed) return small_m(std::integral_constant<int, BN>());
   if (tma_store)
-    return launch<T, BN, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how, stream);
-  return launch<T, BN, false, kClusterM>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
+    return launch<T, BN, false, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
                                          stream);
+  return launch<T, BN, false, false, kClusterM>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n,
+                                                how, stream);
 }
 
 /// The launcher behind the three matmul()s.

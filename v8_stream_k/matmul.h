@@ -62,21 +62,23 @@ struct WorkUnit {
   int k_end;
 };
 
-HM_HOST_DEVICE Schedule make_schedule(int tiles, int k_tiles, int max_workers);
-HM_HOST_DEVICE int64_t unit_begin(const Schedule& s, int unit);
-HM_HOST_DEVICE bool work_unit(const Schedule& s, int worker, int u, WorkUnit* w);
-
-/// How matmul() lays a problem on the kernel's tiles.  M > 128: as it is, in 128 × 256 tiles
-/// (v7's).  M ≤ 128 (decode): transposed, the kernel computing Cᵀ = B·Aᵀ in 128 × `bn`
-/// tiles, N along the 128 rows and M along `bn` = 64 (M ≤ 64) or 128 columns, so that a
-/// few rows of A do not leave most of a 128-row tile, and most of the GPU, idle.
+/// How matmul() lays a problem on the kernel's tiles.  M > 256: as it is, in 128 × 256 tiles
+/// (v7's).  M ≤ 256 (decode): transposed, the kernel computing Cᵀ = B·Aᵀ in 128 × `bn`
+/// tiles, N along the 128 rows and M along `bn` = 64, 128 or 256 columns, the narrowest that
+/// holds M: each row of B, the weights, is then read once from HBM, and A, a few rows, stays
+/// in L2 for every CTA that reads it.
 struct Tiling {
   bool transposed;  ///< the kernel computes Cᵀ = B·Aᵀ
-  int bn;           ///< columns of the kernel's tile: 256, or 64 or 128 when transposed
+  int bn;           ///< columns of the kernel's tile: 64, 128 or 256
 };
 
 /// The tiling matmul() takes for a problem of M = `m` rows.
 Tiling choose_tiling(int64_t m);
+
+HM_HOST_DEVICE Schedule make_schedule(int tiles, int k_tiles, int max_workers,
+                                      const Tiling& tiling);
+HM_HOST_DEVICE int64_t unit_begin(const Schedule& s, int unit);
+HM_HOST_DEVICE bool work_unit(const Schedule& s, int worker, int u, WorkUnit* w);
 
 /// Bytes of workspace that matmul() needs for problem `p` on a GPU of `sms` SMs: zero where
 /// the schedule keeps whole tiles, else a 4-byte flag and a 64 KiB partial accumulator for
