@@ -485,6 +485,9 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_SMALL_M_RING_KIB
 #define HM_SMALL_M_RING_KIB 192
 #endif
+#ifndef HM_STREAM_K_ALIGN
+#define HM_STREAM_K_ALIGN 0
+#endif
 #ifndef HM_STREAM_K_SLICE_COST
 #define HM_STREAM_K_SLICE_COST 24
 #endif
@@ -636,7 +639,8 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
     const int sk_tiles = tiles - dp_waves * max_workers;
     const int64_t sk_slices = int64_t(sk_tiles) * k_tiles;
     const int64_t most = sk_slices / min_slices;  // units of min_slices or more
-    const int units = most < max_workers ? int(most) : max_workers;
+    int units = most < max_workers ? int(most) : max_workers;
+    if (HM_STREAM_K_ALIGN && units > sk_tiles) units -= units % sk_tiles;  // variant
     if (units < 2) continue;
     const int64_t per_unit = (sk_slices + units - 1) / units;
     const int64_t waits = (units + sk_tiles - 1) / sk_tiles;  // partials an owner adds
