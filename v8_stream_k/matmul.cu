@@ -949,28 +949,70 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // Step 12: the owner of a tile that units share waits for the units that computed the
-    // rest of it, in unit order, and adds each one's sums to its own: the same additions in
-    // the same order on every run.  It lowers each flag again for the next launch.
+    // rest of it and adds each one's sums to its own in unit order: the same additions in
+    // the same order on every run, lowering each flag again for the next launch.  A tile of
+    // 256 columns takes them one at a time.  A narrower one, of the small-M kernel, has many
+    // more units per tile and room for more registers: thread i waits for units cluster + 1
+    // + i, + 128, …, all flags at once, and the sums come two at a time, both loaded before
+    // either is added.
     if (kStreamK && w.k_end < sched.k_tiles) {
       const int64_t tile_end = int64_t(w.tile + 1) * sched.k_tiles;
-      for (int other = cluster + 1; unit_begin(sched, other) < tile_end; ++other) {
-        if (unit_begin(sched, other + 1) == unit_begin(sched, other)) continue;  // empty
-        const int from = (other * kCtas + rank) * kConsumers + consumer;
-        if (threadIdx.x % 128 == 0) {
-          while (ld_acquire_gpu(flags + from) == 0) {
+      const auto empty_unit = [&](int u) {
+        return unit_begin(sched, u + 1) == unit_begin(sched, u);
+      };
+      const auto slot_of = [&](int u) { return (u * kCtas + rank) * kConsumers + consumer; };
+      const auto add = [&](const float4& v, int j) {
+        acc[4 * j] += v.x;
+        acc[4 * j + 1] += v.y;
+        acc[4 * j + 2] += v.z;
+        acc[4 * j + 3] += v.w;
+      };
+      if constexpr (kBN == BN) {  // one at a time: 256 columns leave no registers for two
+        for (int other = cluster + 1; unit_begin(sched, other) < tile_end; ++other) {
+          if (empty_unit(other)) continue;
+          if (threadIdx.x % 128 == 0) {
+            while (ld_acquire_gpu(flags + slot_of(other)) == 0) {
+            }
+            flags[slot_of(other)] = 0;
           }
-          flags[from] = 0;
+          named_barrier_sync(kBarEpilogue + consumer, 128);
+          if (rows_in)
+#pragma unroll
+            for (int j = 0; j < kBN / 8; ++j)
+              add(ld_global_cg(partial(slot_of(other)) + 128 * j), j);
+        }
+      } else {
+        int last = cluster + 1;  // units cluster + 1 … last - 1 computed the rest of the tile
+        while (unit_begin(sched, last) < tile_end) ++last;
+#pragma unroll 1
+        for (int other = cluster + 1 + int(threadIdx.x % 128); other < last; other += 128) {
+          if (empty_unit(other)) continue;
+          while (ld_acquire_gpu(flags + slot_of(other)) == 0) {
+          }
+          flags[slot_of(other)] = 0;
         }
         named_barrier_sync(kBarEpilogue + consumer, 128);
-        if (rows_in)
+        const auto next_slot = [&](int* u) {  // the next non-empty unit's slot, or -1
+          for (; *u < last; ++*u)
+            if (!empty_unit(*u)) return slot_of((*u)++);
+          return -1;
+        };
+#pragma unroll 1
+        for (int other = cluster + 1; other < last;) {
+          const int first = next_slot(&other), second = next_slot(&other);
+          if (first < 0 || !rows_in) continue;
+          float4 v[2][kBN / 8];
 #pragma unroll
           for (int j = 0; j < kBN / 8; ++j) {
-            const float4 v = ld_global_cg(partial(from) + 128 * j);
-            acc[4 * j] += v.x;
-            acc[4 * j + 1] += v.y;
-            acc[4 * j + 2] += v.z;
-            acc[4 * j + 3] += v.w;
+            v[0][j] = ld_global_cg(partial(first) + 128 * j);
+            if (second >= 0) v[1][j] = ld_global_cg(partial(second) + 128 * j);
           }
+#pragma unroll
+          for (int j = 0; j < kBN / 8; ++j) add(v[0][j], j);
+          if (second >= 0)
+#pragma unroll
+            for (int j = 0; j < kBN / 8; ++j) add(v[1][j], j);
+        }
       }
     }
 
@@ -1124,7 +1166,9 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
 
   const int cluster_tiles = (tiles_m + kCtas - 1) / kCtas * tiles_n;
   const int k_tiles = int((p.k + BK - 1) / BK);
-  const Schedule sched = how.forced ? *how.forced : make_schedule(cluster_tiles, k_tiles, clusters, {kTransposed, kBN});
+  const Schedule sched = how.forced ? *how.forced
+                                    : make_schedule(cluster_tiles, k_tiles, clusters,
+                                                    {kTransposed, kBN});
   if (sched.tiles != cluster_tiles || sched.k_tiles != k_tiles || sched.workers < 1 ||
       sched.workers > clusters || sched.units > sched.workers || sched.sk_tiles > sched.tiles ||
       (sched.units > 0) != (sched.sk_tiles > 0) || sched.min_slices < 1)
