@@ -414,11 +414,14 @@ TEST(StreamK, ScheduleRuleV8) {
   EXPECT_EQ(sk(2048, 128, c).units, 0) << "8192^3, 15.5 waves: stream-K slices wait on HBM";
   EXPECT_EQ(sk(72, 24, c).units, 0) << "1536^3, 72 tiles: likewise";
   EXPECT_EQ(sk(512, 64, c).units, 0) << "4096^3: the last wave 88% full, too little to gain";
-  EXPECT_EQ(sk(800, 80, c).sk_tiles, 8) << "5120^3, 6.06 waves: the partial wave is shared";
-  EXPECT_EQ(sk(1064, 64, c).sk_tiles, 8) << "1024x34048x4096, 8.06 waves: likewise";
+  EXPECT_EQ(sk(800, 80, c).units, 0) << "5120^3, 6.06 waves: 10 partials per shared tile";
+  EXPECT_EQ(sk(1064, 64, c).units, 0) << "1024x34048x4096, 8.06 waves: likewise";
+  const v8_stream_k::Schedule one_more = sk(133, 128, c);
+  EXPECT_EQ(one_more.sk_tiles, 1) << "one tile past a full wave, K long: that tile is shared";
+  EXPECT_EQ(one_more.units, 16) << "by 16 units of 8 slices";
   const v8_stream_k::Schedule decode = sk(40, 80, small_m);  // 64x5120x5120: 40 tiles of C^T
   EXPECT_EQ(decode.sk_tiles, 40);
-  EXPECT_EQ(decode.units, 132);
+  EXPECT_EQ(decode.units, 120) << "3 units per tile, none straddling two: 12 SMs idle";
   EXPECT_EQ(decode.min_slices, 1) << "small-M units split anywhere";
 }
 
