@@ -493,10 +493,10 @@ constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
 constexpr int BK = 64;   ///< K per stage: one 128-byte swizzle row of 16-bit elements
 constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
-/// Small M (a decode shape, M ≤ 256): the kernel computes Cᵀ = B·Aᵀ instead, so that N,
-/// thousands of rows of weights, runs along the BM side of the tiles, each weight is read
-/// from HBM once, and A, a few rows that every CTA reads, stays in L2.  M runs along the
-/// tile's BN side: 64, 128 or 256 columns, the narrowest that holds it (choose_tiling()).
+/// Small M (decode shapes; the rule is choose_tiling()'s): the kernel computes Cᵀ = B·Aᵀ,
+/// so that N, thousands of rows of weights, runs along the BM side of the tiles, each
+/// weight is read from HBM once, and A, a few rows that every CTA reads, stays in L2.  M
+/// runs along the tile's BN side: 64, 128 or 256 columns, the narrowest that holds it.
 /// This kernel stores C without staging it, and its ring takes as many stages as fit in
 /// this many bytes (8 of 64 columns, 6 of 128, 4 of 256): a decode shape is memory-bound,
 /// and what keeps HBM busy is bytes in flight.
@@ -1093,7 +1093,8 @@ size_t workspace_bytes(const hm::Problem& p, int sms) {
   // The launcher may find fewer clusters than sms / 2 fit, and then choose stream-K where a
   // full GPU would not: any K long enough to split may need the largest workspace.
   const int64_t k_tiles = (p.k + BK - 1) / BK;
-  return k_tiles < 2 * min_unit_slices(choose_tiling(p.m)) ? 0 : workspace_for(sms, sms);
+  return k_tiles < 2 * min_unit_slices(choose_tiling(p.m, p.n, sms)) ? 0
+                                                                     : workspace_for(sms, sms);
 }
 
 /// Workspaces of matmul() without one: one per device and stream, zeroed when allocated (in
@@ -1200,9 +1201,10 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   return hm::Status();
 }
 
-Tiling choose_tiling(int64_t m) {
-  for (const int bn : {64, 128, BN})
-    if (m <= bn) return {true, bn};
+Tiling choose_tiling(int64_t m, int64_t n, int sms) {
+  if (m <= 64) return {true, 64};
+  const int64_t tiles = (m + BM - 1) / BM * ((n + BN - 1) / BN);  // v7's, of C
+  if (m <= BN && tiles * 4 < int64_t(sms) * 3) return {true, m <= 128 ? 128 : BN};
   return {false, BN};
 }
 
@@ -1230,8 +1232,11 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
 hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, const Launch& how,
                cudaStream_t stream) {
   HM_TRY(hm::validate_launch(p, a, b, c));
+  int device = 0, sms = 0;
+  HM_CUDA_TRY(cudaGetDevice(&device));
+  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   // Small M: the kernel computes Cᵀ = B·Aᵀ, N × M, with B's rows along its BM side.
-  const Tiling tiling = choose_tiling(p.m);
+  const Tiling tiling = choose_tiling(p.m, p.n, sms);
   hm::Problem q = p;  // the kernel's problem
   if (tiling.transposed) {
     std::swap(q.m, q.n);

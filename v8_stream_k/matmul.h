@@ -62,18 +62,22 @@ struct WorkUnit {
   int k_end;
 };
 
-/// How matmul() lays a problem on the kernel's tiles.  M > 256: as it is, in 128 × 256 tiles
-/// (v7's).  M ≤ 256 (decode): transposed, the kernel computing Cᵀ = B·Aᵀ in 128 × `bn`
-/// tiles, N along the 128 rows and M along `bn` = 64, 128 or 256 columns, the narrowest that
-/// holds M: each row of B, the weights, is then read once from HBM, and A, a few rows, stays
-/// in L2 for every CTA that reads it.
+/// How matmul() lays a problem on the kernel's tiles: as it is, in 128 × 256 tiles of C
+/// (v7's), or transposed, the kernel computing Cᵀ = B·Aᵀ in 128 × `bn` tiles, N along the
+/// 128 rows and M along `bn` = 64, 128 or 256 columns, the narrowest that holds M.  Then each
+/// row of B, the weights, is read from HBM once, and A, a few rows, stays in L2 for every
+/// CTA that reads it, where a few rows of A would leave most of a 128-row tile idle.
 struct Tiling {
   bool transposed;  ///< the kernel computes Cᵀ = B·Aᵀ
   int bn;           ///< columns of the kernel's tile: 64, 128 or 256
 };
 
-/// The tiling matmul() takes for a problem of M = `m` rows.
-Tiling choose_tiling(int64_t m);
+/// The tiling matmul() takes for an M × N problem (`m`, `n`) on a GPU of `sms` SMs:
+/// transposed for M ≤ 64, and for M ≤ 256 where v7's tiles of C would fill fewer than 3/4
+/// of the SMs; else v7's.  Measured on the H200 (docs/notes/performance-log.md): where v7's
+/// tiles already fill the GPU, its TMA-stored tiles of C beat the transposed kernel's
+/// element-wise stores of Cᵀ by 8–13% at M = 128 and 256.
+Tiling choose_tiling(int64_t m, int64_t n, int sms);
 
 HM_HOST_DEVICE Schedule make_schedule(int tiles, int k_tiles, int max_workers,
                                       const Tiling& tiling);
