@@ -1081,10 +1081,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 /// This version's launch configuration, listed by `hopper-matmul list` and in the docs.
 extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1, kClusterM};
 
-/// The workspace on a GPU of `sms` SMs: a flag for each consumer of each CTA there may be,
-/// then the partial sums of `ctas` CTAs.  The flags stay where they are whatever the launch,
-/// so that a launch of fewer CTAs never writes partial sums over another one's flags.
+/// The bytes of the workspace's flags on a GPU of `sms` SMs: one for each consumer of each
+/// CTA there may be, rounded up to 128 bytes.  The flags stay where they are whatever the
+/// launch, so that a launch of fewer CTAs never writes partial sums over another one's flags.
 size_t flag_bytes(int sms) { return (size_t(sms) * kConsumers * 4 + 127) / 128 * 128; }
+/// The workspace on a GPU of `sms` SMs for a launch of `ctas` CTAs: the flags, then the
+/// partial sums of each consumer of each CTA.
 size_t workspace_for(int sms, int ctas) {
   return flag_bytes(sms) + size_t(ctas) * kConsumers * kPartialBytes;
 }

@@ -57,9 +57,9 @@ struct Schedule {
 /// with k_begin == 0 owns the tile (it stores C); a piece with k_begin > 0 hands its partial
 /// accumulators to the owner.
 struct WorkUnit {
-  int tile;
-  int k_begin;
-  int k_end;
+  int tile;     ///< the cluster tile, in the grouped order
+  int k_begin;  ///< its first K slice in this piece
+  int k_end;    ///< one past its last
 };
 
 /// How matmul() lays a problem on the kernel's tiles: as it is, in 128 × 256 tiles of C

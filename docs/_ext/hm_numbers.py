@@ -9,19 +9,40 @@ renders one number; a missing result fails the build.
                                                  of the ratio to cuBLAS (or to BASE) 1.032
     :hm-range:`IMPL DTYPE FAMILY [BASE]`         the lowest and highest of those     0.957–1.018
     :hm-tflops:`IMPL DTYPE SHAPE`                TFLOPS in the benchmark             687
+    :hm-hbm:`IMPL DTYPE SHAPE PROTOCOL`          IMPL's HBM TB/s over the read
+                                                 bandwidth measured in the same run  71%
+    :hm-hbm-range:`IMPL DTYPE PROTOCOL MAX_M`    the lowest and highest of those over
+                                                 the decode shapes with M ≤ MAX_M    41–78%
+    :hm-read:`DTYPE PROTOCOL`                    that read bandwidth, TB/s           4.52
     :hm-commit:`PROTOCOL`                        the commit the run was recorded at  bc9773f
 
 SHAPE is MxNxK, or FAMILY/MxNxK where a shape is in two benchmark families.  PROTOCOL is
 ``alt`` (alternating: the benchmark, results/h200/bench.json), ``sust`` (sustained: the
-8192³ ladder, ladder_DTYPE.json) or ``sweep`` (the sustained sweep, sweep_bf16.json).
+8192³ ladder, ladder_DTYPE.json), ``sweep`` (the sustained sweep, sweep_bf16.json) or
+``decode`` (the sustained sweep of the decode and waves shapes, sweep_decode_DTYPE.json).
+HBM TB/s is a row's fewest bytes over its median time (the benchmark's counter hbm_TBps, a
+sweep result's hbm_tbps; cuBLAS's own row for IMPL ``cublas``); the read bandwidth is
+hm::measure_hbm_read's, at the start of the same run (the benchmark context's hbm_read_TBps,
+a sweep's hbm_read_tbps).  The decode shapes are the benchmark's decode family in ``alt`` and,
+in a sweep, which names no families, every shape with M ≤ 256 (the same shapes: 1…256 tokens).
+
+And one directive:
+
+.. hm-hbm-table:: DTYPE PROTOCOL [IMPL ...]
+   Every decode shape of PROTOCOL's results in DTYPE, one row each: cuBLAS's share of the
+   read bandwidth, and for each IMPL (by default the last two versions in those results) its
+   ratio to cuBLAS and its share; a last row gives the geometric mean of each IMPL's ratios.
 """
 import os
 import sys
 
 from docutils import nodes
+from docutils.parsers.rst import Directive
+from docutils.statemachine import StringList
+from sphinx.util.nodes import nested_parse_with_titles
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
-from hm_results import geomean, load, pick  # noqa: E402
+from hm_results import geomean, load, pick, versions_in  # noqa: E402
 
 _cache = {}
 
@@ -30,13 +51,19 @@ class NumberError(Exception):
     pass
 
 
-def _rows(app, protocol, dtype):
+def _path(app, protocol, dtype):
     results = os.path.dirname(app.config.hm_results)
     path = {"alt": app.config.hm_results,
             "sust": os.path.join(results, f"ladder_{dtype}.json"),
-            "sweep": os.path.join(results, f"sweep_{dtype}.json")}.get(protocol)
+            "sweep": os.path.join(results, f"sweep_{dtype}.json"),
+            "decode": os.path.join(results, f"sweep_decode_{dtype}.json")}.get(protocol)
     if path is None:
-        raise NumberError(f"protocol '{protocol}' is not alt, sust or sweep")
+        raise NumberError(f"protocol '{protocol}' is not alt, sust, sweep or decode")
+    return path
+
+
+def _rows(app, protocol, dtype):
+    path = _path(app, protocol, dtype)
     if not os.path.exists(path):
         raise NumberError(f"no recorded results at {path}")
     app.env.note_dependency(path)
@@ -117,6 +144,59 @@ def tflops(app, text):
     return f"{_row(app, impl, dtype, shape, 'alt')['tflops']:.0f}"
 
 
+def _read_bandwidth(app, dtype, protocol):
+    """The HBM read bandwidth measured at the start of the run, TB/s."""
+    _, env = _rows(app, protocol, dtype)
+    if env.get("hbm_read_tbps") is None:
+        raise NumberError(f"the {protocol} {dtype} results record no measured HBM read bandwidth")
+    return env["hbm_read_tbps"]
+
+
+def _hbm_share(app, row, protocol):
+    """The row's HBM TB/s over the run's read bandwidth, as a fraction."""
+    if row.get("hbm_tbps") is None:
+        raise NumberError(f"the {protocol} result for {row['impl']} {row['dtype']} "
+                          f"{row['m']}x{row['n']}x{row['k']} records no HBM TB/s")
+    return row["hbm_tbps"] / _read_bandwidth(app, row["dtype"], protocol)
+
+
+def _percent(fraction):
+    return f"{100 * fraction:.0f}%"
+
+
+def hbm(app, text):
+    impl, dtype, shape, protocol = _args(text, [4])
+    return _percent(_hbm_share(app, _row(app, impl, dtype, shape, protocol), protocol))
+
+
+def decode_rows(rows, dtype, protocol):
+    """The decode shapes' rows: the benchmark's decode family, or a sweep's shapes of M ≤ 256."""
+    if protocol == "alt":
+        return [r for r in rows if r["dtype"] == dtype and r["family"] == "decode"]
+    return [r for r in rows if r["dtype"] == dtype and r["m"] <= 256]
+
+
+def hbm_range(app, text):
+    impl, dtype, protocol, max_m = _args(text, [4])
+    try:
+        max_m = int(max_m)
+    except ValueError:
+        raise NumberError(f"MAX_M '{max_m}' is not a number")
+    rows, _ = _rows(app, protocol, dtype)
+    mine = [r for r in decode_rows(rows, dtype, protocol)
+            if r["impl"] == impl and r["m"] <= max_m]
+    if not mine:
+        raise NumberError(f"no {protocol} result for {impl} {dtype} on a decode shape "
+                          f"of M ≤ {max_m}")
+    shares = [_hbm_share(app, r, protocol) for r in mine]
+    return f"{_percent(min(shares))[:-1]}–{_percent(max(shares))}"
+
+
+def read_role(app, text):
+    dtype, protocol = _args(text, [2])
+    return f"{_read_bandwidth(app, dtype, protocol):.2f}"
+
+
 def commit(app, text):
     (protocol,) = _args(text, [1])
     _, env = _rows(app, protocol, "bf16")
@@ -138,9 +218,60 @@ def _role(fn):
     return role
 
 
+class HbmTableDirective(Directive):
+    """``.. hm-hbm-table:: DTYPE PROTOCOL [IMPL ...]`` (see the module's docstring)."""
+    required_arguments = 2
+    optional_arguments = 8
+
+    def run(self):
+        app = self.state.document.settings.env.app
+        dtype, protocol = self.arguments[:2]
+        try:
+            rows, env = _rows(app, protocol, dtype)
+            decode = decode_rows(rows, dtype, protocol)
+            impls = self.arguments[2:] or versions_in(decode)[-2:]
+            if not decode or not impls:
+                raise NumberError(f"no decode shapes in the {protocol} {dtype} results")
+            shapes = sorted({(r["m"], r["n"], r["k"]) for r in decode},
+                            key=lambda s: (s[1] * s[2], s[1], s[0]))  # as scripts/plot.py
+            out = [".. list-table::", "   :header-rows: 1", "",
+                   "   * - M × N × K", "     - cuBLAS: % of HBM read"]
+            out += [f"     - {impl}: ratio (% of HBM read)" for impl in impls]
+            ratios = {impl: [] for impl in impls}
+            for m, n, k in shapes:
+                found = {impl: pick(decode, impl, dtype, (m, n, k))
+                         for impl in ["cublas", *impls]}
+                for impl, r in found.items():
+                    if r is None:
+                        raise NumberError(f"no {protocol} result for {impl} {dtype} {m}x{n}x{k}")
+                out += [f"   * - {m}×{n}×{k}",
+                        f"     - {_percent(_hbm_share(app, found['cublas'], protocol))}"]
+                for impl in impls:
+                    r = found[impl]
+                    ratios[impl].append(r["ratio"])
+                    out += [f"     - {r['ratio']:.3f} ({_percent(_hbm_share(app, r, protocol))})"]
+            out += ["   * - geometric mean", "     - —"]
+            out += [f"     - {geomean(ratios[impl]):.3f}" for impl in impls]
+            read = _read_bandwidth(app, dtype, protocol)
+        except NumberError as e:
+            raise self.error(f"hm-hbm-table: {e}")
+        name = os.path.basename(_path(app, protocol, dtype))
+        how = "alternating, launch by launch" if protocol == "alt" else "sustained"
+        out += ["", f"*{dtype}, {how}:* ``results/h200/{name}``, commit "
+                f"{env.get('commit', '?')}.  *The ratio to cuBLAS, and in brackets the fewest "
+                "bytes, 2·(MK + NK + MN), over the median time as a share of the HBM read "
+                f"bandwidth measured at the start of the same run,* {read:.2f} *TB/s.*"]
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(out, source=self.name), node)
+        return node.children
+
+
 def setup(app):
     for name, fn in (("hm-ratio", ratio), ("hm-vs", vs), ("hm-gain", gain),
                      ("hm-geomean", geomean_role), ("hm-range", range_role), ("hm-tflops", tflops),
+                     ("hm-hbm", hbm), ("hm-hbm-range", hbm_range), ("hm-read", read_role),
                      ("hm-commit", commit)):
         app.add_role(name, _role(fn))
+    app.add_directive("hm-hbm-table", HbmTableDirective)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
