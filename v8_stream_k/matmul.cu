@@ -4,17 +4,19 @@
  *
  *  With whole tiles, a problem whose tile count is just above a multiple of the SM count
  *  leaves most of the GPU idle in its last wave, and one with fewer tiles than SMs (a decode
- *  shape: M ≤ 128, one tile row) leaves most of it idle throughout.  v8 takes the tiles of
- *  the last full wave and of the partial one (all of them, when there is no full wave),
- *  lays their K slices end to end, and cuts that line into one equal stream-K unit per
- *  cluster; the other tiles stay whole, data-parallel, after it.  A unit may start or end in
- *  the middle of a tile.  The unit that computes a tile's first K slice owns the tile: it
- *  waits for the units that computed the rest, adds their partial accumulators from a
- *  global workspace in the order of the units (so the sum is the same on every run), and
- *  stores C.  A unit that computes the rest of a tile writes its accumulators to its own
- *  slot of the workspace and raises a flag; that is the first thing it does, before any
- *  wait, so no unit waits on one that waits.  make_schedule() chooses stream-K only where
- *  its model of the K slices each SM runs predicts a gain.
+ *  shape: M ≤ 128, one tile row) leaves most of it idle throughout.  v8 can take the tiles
+ *  of the partial wave (and of the last full one), lay their K slices end to end, and cut
+ *  that line into one stream-K unit per cluster (or, with more units than tiles, into the
+ *  same number of units per tile: split-K); the other tiles stay whole, data-parallel,
+ *  after it.  A unit may start or end in the middle of a tile.  The unit that computes a
+ *  tile's first K slice owns the tile: it waits for the units that computed the rest, adds
+ *  their partial accumulators from a global workspace in the order of the units (so the sum
+ *  is the same on every run), and stores C.  A unit that computes the rest of a tile writes
+ *  its accumulators to its own slot of the workspace and raises a flag; that is the first
+ *  thing it does, before any wait, so no unit waits on one that waits.  make_schedule()
+ *  chooses stream-K only where its model predicts a gain; with whole tiles the launcher runs
+ *  a kernel built without the stream-K code.  For small M (choose_tiling()) the kernel
+ *  computes Cᵀ = B·Aᵀ in narrow tiles, so that the weights run along the tiles' 128 rows.
  */
 #include <cuda.h>  // CUtensorMap (header only)
 #include <cuda_bf16.h>
