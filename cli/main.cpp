@@ -29,6 +29,7 @@
 #include "common/device.h"
 #include "common/reference.h"
 #include "common/registry.h"
+#include "common/sms.h"
 #include "common/timing.h"
 #include "common/workload.h"
 
@@ -54,6 +55,9 @@ options:
                        untimed for about S ms, so that the clock has settled to the power
                        it draws (default 500; 0: --warmup launches before the first
                        round, one before each later round)
+  --sms S              run every launch on a stream of a green context of S SMs (rounded
+                       up to what the GPU can partition: multiples of 8 on an H200), as a
+                       process given part of the GPU would (not yet measured)
   --json FILE          also write the results and the environment as JSON; ladder and
                        sweep add the HBM read bandwidth measured at start (hbm_read_tbps)
                        and each result's HBM TB/s (hbm_tbps)
@@ -79,6 +83,7 @@ struct Options {
   int rounds = 5;
   int reps = 20;
   int settle_ms = 500;
+  int sms = 0;  // --sms: run in a green context of this many SMs (0: the whole GPU)
   std::string json;
   std::string shapes, shapes_file;
 };
@@ -133,6 +138,7 @@ std::optional<Options> parse(int argc, char** argv) {
     else if (flag == "--rounds") ok = integer(&o.rounds) && o.rounds >= 1;
     else if (flag == "--reps") ok = integer(&o.reps) && o.reps >= 1;
     else if (flag == "--settle-ms") ok = integer(&o.settle_ms) && o.settle_ms >= 0;
+    else if (flag == "--sms") ok = integer(&o.sms) && o.sms >= 1;
     else if (flag == "--json") o.json = value;
     else if (flag == "--version") o.version = value;
     else if (flag == "--versions") o.versions = value;
@@ -403,15 +409,26 @@ int cmd_measure(const Options& o) {
     if (hm::Status s = hm::validate_problem(p); !s.ok()) return fail(s);
   hm::DeviceInfo info;
   if (hm::Status s = hm::query_current_sm90(&info); !s.ok()) return fail(s);
+  // --sms: every launch goes to a stream of a green context with that many SMs (or the
+  // next count the GPU can partition), as a process that shares the GPU would see it.
+  hm::GreenContextStream green;
   cudaStream_t stream = nullptr;
-  if (hm::Status s = hm::cuda_status(cudaStreamCreate(&stream), "cudaStreamCreate", __FILE__,
-                                     __LINE__);
-      !s.ok())
+  if (o.sms > 0) {
+    if (hm::Status s = green.create(o.sms); !s.ok()) return fail(s);
+    stream = green.stream();
+    std::printf("Stream: a green context of %d of the GPU's %d SMs\n", green.sm_count(),
+                info.sm_count);
+  } else if (hm::Status s = hm::cuda_status(cudaStreamCreate(&stream), "cudaStreamCreate",
+                                            __FILE__, __LINE__);
+             !s.ok()) {
     return fail(s);
+  }
   struct StreamGuard {
     cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
+    ~StreamGuard() {
+      if (s) cudaStreamDestroy(s);
+    }
+  } guard{o.sms > 0 ? nullptr : stream};
 
   // The read roofline of memory-bound shapes, once, before any matmul: a failure is reported
   // and written to the JSON, and the matmuls are measured all the same.  Not for run, which
