@@ -41,6 +41,7 @@
 #include "common/device.h"
 #include "common/reference.h"
 #include "common/registry.h"
+#include "common/sms.h"
 #include "tests/test_util.h"
 #include "v8_stream_k/matmul.h"
 
@@ -1023,5 +1024,50 @@ TEST(GraphCaptureV8, CallersWorkspaceAndAForcedStreamKScheduleReplayBitwise) {
     return v8_stream_k::matmul(split, a, b, c, every_tile, s);
   });
 }
+
+// =======================================================================================
+// Fewer SMs than the device has (issue 15): a stream in a green context of 64 or 120 SMs,
+// as a process given part of the GPU gets.  Every version's result must be right there, and
+// the stream must say how many SMs it has (the device attribute still says 132).  How fast
+// each version is there is hopper-matmul --sms's question.  Not yet run on a GPU.
+// =======================================================================================
+
+class FewerSms : public testing::TestWithParam<hm::Version> {};
+
+TEST_P(FewerSms, EveryResultIsRightInAGreenContextOf64And120Sms) {
+  SKIP_WITHOUT_SM90();
+  const hm::Version& version = GetParam();
+  hm::Cublas cublas;
+  const hm::Problem problems[] = {{3072, 4096, 1032, DType::bf16},  // several tiles per CTA
+                                  {64, 5120, 5120, DType::bf16},    // v8: split-K units
+                                  {1000, 1001, 520, DType::fp16}};  // v7, v8: pairs
+  for (const int sms : {64, 120}) {
+    hm::GreenContextStream green;
+    ASSERT_OK(green.create(sms));
+    EXPECT_GE(green.sm_count(), sms);
+    int seen = 0;
+    ASSERT_OK(hm::stream_sm_count(green.stream(), &seen));
+    EXPECT_EQ(seen, green.sm_count()) << "the SMs of the stream's green context";
+    for (const hm::Problem& p : problems) {
+      Operands in;
+      ASSERT_OK(in.init(p, 1500 + sms, nullptr));
+      hm::DeviceBuffer c, ref;
+      ASSERT_OK(c.allocate(size_t(p.m * p.n * 2)));
+      ASSERT_OK(ref.allocate(size_t(p.m * p.n * 2)));
+      ASSERT_OK(hm::poison(c.get(), p.m * p.n, p.dtype, nullptr));
+      ASSERT_CUDA(cudaDeviceSynchronize());  // the green stream does not wait for stream 0
+      ASSERT_OK(version.launch(p, in.a.get(), in.b.get(), c.get(), green.stream()));
+      ASSERT_CUDA(cudaStreamSynchronize(green.stream()));
+      ASSERT_OK(cublas.matmul(p, in.a.get(), in.b.get(), ref.get(), nullptr));
+      hm::Comparison cmp;
+      ASSERT_OK(hm::compare_on_device(p, c.get(), ref.get(), &cmp, nullptr));
+      EXPECT_TRUE(cmp.pass()) << describe(p) << " on " << green.sm_count() << " SMs: "
+                              << cmp.summary();
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVersions, FewerSms, testing::ValuesIn(hm::versions()),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -1111,6 +1111,14 @@ hm::Status cached_workspace(int device, cudaStream_t stream, size_t bytes, void*
   const std::lock_guard<std::mutex> hold(lock);
   std::pair<void*, size_t>& entry = cache[{device, stream}];
   if (entry.second < bytes) {
+    // An allocation captured into a CUDA graph exists only while the graph runs, and the
+    // cache would keep its address for the stream's direct launches: refuse, clearly.
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    HM_CUDA_TRY(cudaStreamIsCapturing(stream, &capturing));
+    if (capturing != cudaStreamCaptureStatusNone)
+      return hm::Status::error(HM_VERSION ": the first stream-K launch on a stream allocates "
+                               "its workspace, which a CUDA graph cannot capture: launch once "
+                               "on the stream before capturing, or pass a workspace");
     if (entry.first) HM_CUDA_TRY(cudaFreeAsync(entry.first, stream));
     entry = {nullptr, 0};
     HM_CUDA_TRY(cudaMallocAsync(&entry.first, bytes, stream));
