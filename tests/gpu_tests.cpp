@@ -63,10 +63,12 @@ const Shape kShapes[] = {
     // 16-byte multiples (TMA stores, clipped), several tiles per cluster, 9 K slices.
     {"OddTileRowsSeveralTilesPerCluster", 4200, 2056, 520},
     {"Square2048", 2048, 2048, 2048},
-    // v8's stream-K: 133 tiles of 16 slices (each tile split between units), 270 tiles
-    // after a data-parallel wave, the same ragged with n % 8 != 0 (pairs, register stores),
-    // and decode shapes (v8 computes Cᵀ in 128 × 64 or 128 × 128 tiles), ragged in M, N
-    // (odd) and K in the last.
+    // Shapes that v8's first stream-K model shared: 133 tiles of 16 slices, 270 tiles after
+    // a data-parallel wave, the same ragged with n % 8 != 0 (pairs, register stores); the
+    // model of the recorded run keeps whole tiles on them, and stream-K on 128 × 256 tiles
+    // is tested with forced schedules (StreamKV8 below).  Then decode shapes, which v8
+    // computes as Cᵀ in narrow tiles split among units, ragged in M, N (odd) and K in the
+    // last.
     {"StreamKEveryTileSplit", 896, 4864, 1024},
     {"StreamKAfterAWave", 1280, 6912, 2048},
     {"StreamKRaggedPairs", 900, 4860, 1032},
