@@ -36,7 +36,7 @@ class GreenContextStream {
   /// Creates the green context and its stream; an error (naming the driver call) when the
   /// driver has no green contexts or `min_sms` is not between 1 and the device's SMs.
   Status create(int min_sms);
-  cudaStream_t stream() const { return stream_; }
+  cudaStream_t stream() const { return stream_; }  ///< the stream, null before create()
   int sm_count() const { return sms_; }  ///< the SMs the green context got
 
  private:
