@@ -67,8 +67,9 @@ def check(version, src):
         if "__launch_bounds__(kThreads, 1)" not in kernel:
             problems.append("setmaxnreg needs __launch_bounds__(kThreads, 1)")
     if number >= 4:
-        if "cudaDevAttrMultiProcessorCount" not in src:
-            problems.append("the persistent grid must come from the SM count")
+        if "hm::stream_sm_count(stream" not in src:
+            problems.append("the persistent grid must come from the stream's SM count "
+                            "(hm::stream_sm_count: fewer than the GPU's in a green context)")
         if number >= 7 and "cudaOccupancyMaxActiveClusters" not in src:
             problems.append("a clustered grid must come from how many clusters fit at once")
         first_init = kernel.find("mbarrier_init(")

@@ -29,6 +29,7 @@
 #include "common/device.h"
 #include "common/problem.h"
 #include "common/registry.h"
+#include "common/sms.h"
 #include "common/status.h"
 #include "common/tma.h"
 #include "v5_async_wgmma/matmul.h"
@@ -487,7 +488,7 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, void* c,
   // One CTA per SM, or one per tile when there are fewer tiles than SMs.
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
   const int grid = int(std::min<int64_t>(sms, int64_t(tiles_m) * tiles_n));
   matmul_kernel<T><<<grid, kThreads, kSmemBytes, stream>>>(
       tma_a, tma_b, static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m, tiles_n);

@@ -30,6 +30,7 @@
 #include "common/device.h"
 #include "common/problem.h"
 #include "common/registry.h"
+#include "common/sms.h"
 #include "common/status.h"
 #include "common/tma.h"
 #include "v7_multicast/matmul.h"
@@ -705,7 +706,7 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   HM_TRY(hm::set_max_dynamic_smem(kernel, kSmemBytes));
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
   if constexpr (kCtas == 1) {  // v6's launch: one CTA per SM, or one per tile
     const int grid = int(std::min<int64_t>(sms, int64_t(tiles_m) * tiles_n));
     matmul_kernel<T, kTmaStore, 1><<<grid, kThreads, kSmemBytes, stream>>>(
@@ -732,11 +733,13 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
     HM_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
     asked_device = device;
   }
-  if (clusters < 1)
+  // The clusters that fit on the stream's SMs (the occupancy query knows only the GPU's).
+  const int fit = std::min(clusters, sms / kCtas);
+  if (fit < 1)
     return hm::Status::error(HM_VERSION ": not even one cluster of " +
                              std::to_string(kCtas) + " CTAs fits on this GPU");
   const int64_t cluster_tiles = int64_t((tiles_m + kCtas - 1) / kCtas) * tiles_n;
-  config.gridDim = dim3(unsigned(kCtas * std::min<int64_t>(clusters, cluster_tiles)));
+  config.gridDim = dim3(unsigned(kCtas * std::min<int64_t>(fit, cluster_tiles)));
   HM_CUDA_TRY(cudaLaunchKernelEx(&config, &matmul_kernel<T, kTmaStore, kCtas>, tma_a, tma_b, tma_c,
                                  static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m,
                                  tiles_n));

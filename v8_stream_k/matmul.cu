@@ -35,6 +35,7 @@
 #include "common/device.h"
 #include "common/problem.h"
 #include "common/registry.h"
+#include "common/sms.h"
 #include "common/status.h"
 #include "common/tma.h"
 #include "v8_stream_k/matmul.h"
@@ -1152,7 +1153,7 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   HM_TRY(hm::set_max_dynamic_smem(kernel, kSmem));
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
 
   cudaLaunchAttribute cluster_shape = {};
   cluster_shape.id = cudaLaunchAttributeClusterDimension;
@@ -1174,17 +1175,19 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
     HM_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
     asked_device = device;
   }
-  if (clusters < 1)
+  // The clusters that fit on the stream's SMs (the occupancy query knows only the GPU's).
+  const int fit = std::min(clusters, sms / kCtas);
+  if (fit < 1)
     return hm::Status::error(HM_VERSION ": not even one cluster of " +
                              std::to_string(kCtas) + " CTAs fits on this GPU");
 
   const int cluster_tiles = (tiles_m + kCtas - 1) / kCtas * tiles_n;
   const int k_tiles = int((p.k + BK - 1) / BK);
   const Schedule sched = how.forced ? *how.forced
-                                    : make_schedule(cluster_tiles, k_tiles, clusters,
+                                    : make_schedule(cluster_tiles, k_tiles, fit,
                                                     {kTransposed, kBN});
   if (sched.tiles != cluster_tiles || sched.k_tiles != k_tiles || sched.workers < 1 ||
-      sched.workers > clusters || sched.units > sched.workers || sched.sk_tiles > sched.tiles ||
+      sched.workers > fit || sched.units > sched.workers || sched.sk_tiles > sched.tiles ||
       (sched.units > 0) != (sched.sk_tiles > 0) || sched.min_slices < 1)
     return hm::Status::error(HM_VERSION ": a schedule that does not fit this problem or GPU");
   const int ctas = kCtas * sched.workers;
@@ -1246,7 +1249,7 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
   HM_TRY(hm::validate_launch(p, a, b, c));
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
   // Small M: the kernel computes Cᵀ = B·Aᵀ, N × M, with B's rows along its BM side.
   const Tiling tiling = choose_tiling(p.m, p.n, sms);
   hm::Problem q = p;  // the kernel's problem
