@@ -79,16 +79,17 @@ record_ladder() {
     2048x2048x2048,4096x4096x4096,16384x16384x16384,1024x4096x4096,16384x8192x8192,8192x8192x1024,333x12345x1024
   # bench/bench.cpp's decode family (1…256 tokens against a 5120-wide model's projections)
   # and waves family (a last wave of 128×256 tiles mostly empty), 29 shapes: 100 ms of
-  # settling per implementation and round instead of 500 keeps the part short.
-  local shapes=() m nk
-  for m in 1 16 32 64 128 256; do
-    for nk in 5120x5120 15360x5120 27648x5120 5120x13824; do shapes+=("${m}x$nk"); done
-  done
-  shapes+=(1024x34048x4096 2304x8448x8192 1536x1536x1536 3072x3072x3072 5120x5120x5120)
+  # settling per implementation and round instead of 500 keeps the part short.  The shapes
+  # are taken from hm_bench's list, so that bench/bench.cpp alone names them.
+  local shapes
+  shapes=$(build/release/hm_bench --benchmark_list_tests \
+             --benchmark_filter='^matmul/cublas/bf16/(decode|waves)/' |
+           sed -E 's|^matmul/cublas/bf16/[a-z]+/([0-9]+x[0-9]+x[0-9]+)/.*|\1|' | paste -sd, -)
+  [ -n "$shapes" ] || { echo "record.sh: hm_bench lists no decode or waves shapes" >&2; exit 1; }
   for dtype in bf16 fp16; do
     build/release/hopper-matmul sweep --dtype "$dtype" --versions v7_multicast,v8_stream_k \
       --rounds 3 --settle-ms 100 --json "$out/sweep_decode_$dtype.json" \
-      --shapes "$(IFS=,; echo "${shapes[*]}")"
+      --shapes "$shapes"
   done
 }
 
