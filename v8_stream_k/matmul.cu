@@ -1136,6 +1136,7 @@ struct Launch {
   size_t bytes;            ///< its size
   bool cached;             ///< take the stream's from cached_workspace() instead
   const Schedule* forced;  ///< the tests' schedule, or null for make_schedule()'s
+  int sms;                 ///< the SMs of the launch's stream: run() sets it
 };
 
 /// Schedules the work on as many clusters of kCtas CTAs as fit on the GPU at once, raises
@@ -1151,9 +1152,9 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   const void* kernel = reinterpret_cast<const void*>(
       &matmul_kernel<T, kBN, kTransposed, kTmaStore, kCtas, true>);
   HM_TRY(hm::set_max_dynamic_smem(kernel, kSmem));
-  int device = 0, sms = 0;
+  int device = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
+  const int sms = how.sms;
 
   cudaLaunchAttribute cluster_shape = {};
   cluster_shape.id = cudaLaunchAttributeClusterDimension;
@@ -1247,9 +1248,10 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
 hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, const Launch& how,
                cudaStream_t stream) {
   HM_TRY(hm::validate_launch(p, a, b, c));
-  int device = 0, sms = 0;
-  HM_CUDA_TRY(cudaGetDevice(&device));
+  int sms = 0;
   HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
+  Launch with = how;
+  with.sms = sms;
   // Small M: the kernel computes Cᵀ = B·Aᵀ, N × M, with B's rows along its BM side.
   const Tiling tiling = choose_tiling(p.m, p.n, sms);
   hm::Problem q = p;  // the kernel's problem
@@ -1288,26 +1290,26 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
                            &tma_c));
   const int tm = int(tiles_m), tn = int(tiles_n);
   if (p.dtype == hm::DType::bf16)
-    return launch_for<__nv_bfloat16>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, how,
+    return launch_for<__nv_bfloat16>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, with,
                                      stream);
-  return launch_for<__half>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, how, stream);
+  return launch_for<__half>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, with, stream);
 }
 
 /// Computes C = A·Bᵀ on `stream`, or returns an error without launching anything; the
 /// workspace, where the schedule needs one, comes from the cache of cached_workspace().
 hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
                   cudaStream_t stream) {
-  return run(p, a, b, c, {nullptr, 0, true, nullptr}, stream);
+  return run(p, a, b, c, {nullptr, 0, true, nullptr, 0}, stream);
 }
 
 hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c, void* workspace,
                   size_t bytes, cudaStream_t stream) {
-  return run(p, a, b, c, {workspace, bytes, false, nullptr}, stream);
+  return run(p, a, b, c, {workspace, bytes, false, nullptr, 0}, stream);
 }
 
 hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
                   const Schedule& forced, cudaStream_t stream) {
-  return run(p, a, b, c, {nullptr, 0, true, &forced}, stream);
+  return run(p, a, b, c, {nullptr, 0, true, &forced, 0}, stream);
 }
 
 }  // namespace v8_stream_k
