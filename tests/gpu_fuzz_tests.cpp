@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "common/buffers.h"
+#include "common/busy.h"
 #include "common/device.h"
 #include "common/reference.h"
 #include "common/registry.h"
@@ -457,8 +458,14 @@ class HangReporter {
 /// One fuzz case: fresh inputs, a poisoned C, `version` and cuBLAS, compared on the GPU, all
 /// on the legacy default stream (ordered).  Everything is freed on return.  An error is the
 /// launcher's or CUDA's (after which the context may be unusable).
+/// Above this many multiply-adds a disagreement with cuBLAS is not checked on the CPU (~2 s).
+constexpr double kTieBreakLimit = 2e9;
+
+/// Runs one case and compares it with cuBLAS into `out`.  Where the two disagree (and the
+/// problem is small enough) the float64 CPU product decides: `note` says what it found, and
+/// `out` becomes the version's comparison with it when cuBLAS is the one that is off.
 hm::Status run_fuzz_case(const hm::Version& version, const hm::Problem& p, uint64_t seed,
-                         hm::Cublas* cublas, hm::Comparison* out) {
+                         hm::Cublas* cublas, hm::Comparison* out, std::string* note) {
   Operands in;
   HM_TRY(in.init(p, seed, nullptr));
   hm::DeviceBuffer c, ref;
@@ -467,7 +474,20 @@ hm::Status run_fuzz_case(const hm::Version& version, const hm::Problem& p, uint6
   HM_TRY(hm::poison(c.get(), p.m * p.n, p.dtype, nullptr));
   HM_TRY(version.launch(p, in.a.get(), in.b.get(), c.get(), nullptr));
   HM_TRY(cublas->matmul(p, in.a.get(), in.b.get(), ref.get(), nullptr));
-  return hm::compare_on_device(p, c.get(), ref.get(), out, nullptr);
+  HM_TRY(hm::compare_on_device(p, c.get(), ref.get(), out, nullptr));
+  if (out->pass() || double(p.m) * double(p.n) * double(p.k) > kTieBreakLimit) return hm::Status();
+  // The version and cuBLAS disagree: the float64 product of the same inputs says which of
+  // the two is wrong.  A version that matches it passes, and the note names cuBLAS.
+  std::vector<double> exact;
+  hm::cpu_reference(p, to_host(in.a.get(), p.m * p.k), to_host(in.b.get(), p.n * p.k), &exact);
+  const hm::Comparison version_exact = hm::compare_with_exact(p, to_host(c.get(), p.m * p.n),
+                                                              exact);
+  const hm::Comparison cublas_exact = hm::compare_with_exact(p, to_host(ref.get(), p.m * p.n),
+                                                             exact);
+  *note = "against the float64 CPU product: " + std::string(version.name) + " " +
+          version_exact.summary() + "; cuBLAS " + cublas_exact.summary();
+  if (version_exact.pass() && !cublas_exact.pass()) *out = version_exact;
+  return hm::Status();
 }
 
 using FuzzParam = std::tuple<hm::Version, DType>;
@@ -509,8 +529,11 @@ TEST_P(Fuzz, MatchesCublasWithEveryElementWrittenAndNoNanOnSeededShapes) {
     hang.running(i);
     const hm::Problem p = fuzz_case(s.seed, i, dtype);
     hm::Comparison cmp;
+    std::string note;
     const hm::Status status = run_fuzz_case(version, p, input_seed(s.seed, i, dtype), &cublas,
-                                            &cmp);
+                                            &cmp, &note);
+    if (!note.empty()) std::printf("fuzz: case %lld, %s: %s\n", (long long)i,
+                                   describe(p).c_str(), note.c_str());
     if (!status.ok()) {  // a CUDA error may leave the context unusable: stop here
       ADD_FAILURE() << status.message() << "\n  at " << repro(i);
       break;
@@ -520,7 +543,8 @@ TEST_P(Fuzz, MatchesCublasWithEveryElementWrittenAndNoNanOnSeededShapes) {
     bytes += case_bytes(p);
     if (cmp.pass() && cmp.nan == 0 && cmp.unwritten == 0) continue;
     ADD_FAILURE() << "against cuBLAS: " << cmp.summary() << " (" << cmp.nan << " NaN, "
-                  << cmp.unwritten << " unwritten of " << p.m * p.n << ")\n  at " << repro(i);
+                  << cmp.unwritten << " unwritten of " << p.m * p.n << ")"
+                  << (note.empty() ? "" : "\n  " + note) << "\n  at " << repro(i);
     if (++failures == kMaxReportedFailures) {
       ADD_FAILURE() << "stopping after " << failures << " failing cases";
       break;
@@ -1049,6 +1073,55 @@ TEST_P(FewerSms, EveryResultIsRightInAGreenContextOf64And120Sms) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, FewerSms, testing::ValuesIn(hm::versions()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+class BesideAnotherKernel : public testing::TestWithParam<hm::Version> {};
+
+// Another kernel holds 12 or 66 SMs (hm::BusySms) while the version runs: the persistent
+// versions' CTAs that find no SM start only when the version's other CTAs have ended, and
+// must then find no tile left, not a tile of their own.  The result must be the one of a
+// launch on an idle GPU, bit for bit.  Nothing is allocated or freed while the other kernel
+// runs (that would wait for it): the buffers, the stream's tile counter and v8's workspace
+// come from the launch before.
+TEST_P(BesideAnotherKernel, EveryResultIsBitwiseTheIdleGpusWhileAnotherKernelHoldsSms) {
+  SKIP_WITHOUT_SM90();
+  const hm::Version& version = GetParam();
+  const hm::Problem problems[] = {{3072, 4096, 1032, DType::bf16},  // several tiles per CTA
+                                  {64, 5120, 5120, DType::bf16},    // v8: split-K units
+                                  {1000, 1001, 520, DType::fp16}};  // v7, v8: pairs
+  cudaStream_t stream = nullptr;
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct Destroy {
+    cudaStream_t s;
+    ~Destroy() { cudaStreamDestroy(s); }
+  } destroy{stream};
+  hm::BusySms busy;
+  for (const int held : {12, 66}) {
+    for (const hm::Problem& p : problems) {
+      SCOPED_TRACE(describe(p) + " beside a kernel holding " + std::to_string(held) + " SMs");
+      Operands in;
+      ASSERT_OK(in.init(p, 1700 + held, stream));
+      hm::DeviceBuffer idle, loaded;
+      ASSERT_OK(idle.allocate(size_t(p.m * p.n * 2)));
+      ASSERT_OK(loaded.allocate(size_t(p.m * p.n * 2)));
+      ASSERT_OK(hm::poison(loaded.get(), p.m * p.n, p.dtype, stream));
+      ASSERT_OK(version.launch(p, in.a.get(), in.b.get(), idle.get(), stream));
+      ASSERT_CUDA(cudaStreamSynchronize(stream));
+      ASSERT_OK(busy.start(held));
+      const hm::Status launched = version.launch(p, in.a.get(), in.b.get(), loaded.get(), stream);
+      const cudaError_t done = cudaStreamSynchronize(stream);
+      ASSERT_OK(busy.stop());
+      ASSERT_OK(launched);
+      ASSERT_CUDA(done);
+      int64_t differing = -1;
+      ASSERT_OK(hm::count_bit_differences(idle.get(), loaded.get(), p.m * p.n, &differing,
+                                          stream));
+      EXPECT_EQ(differing, 0) << "elements that differ from the launch on an idle GPU";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVersions, BesideAnotherKernel, testing::ValuesIn(hm::versions()),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "common/buffers.h"
 #include "common/device.h"
@@ -18,6 +19,16 @@
     if (const hm::Status gpu = hm::require_sm90(); !gpu.ok())                \
       GTEST_SKIP() << "needs an sm_90 GPU: " << gpu.message();               \
   } while (0)
+
+/// A host copy of `count` 16-bit elements of device memory (throws on a CUDA error).
+inline std::vector<uint16_t> to_host(const void* device, int64_t count) {
+  std::vector<uint16_t> host(static_cast<size_t>(count));
+  const hm::Status s = hm::cuda_status(
+      cudaMemcpy(host.data(), device, size_t(count) * 2, cudaMemcpyDeviceToHost), "cudaMemcpy",
+      __FILE__, __LINE__);
+  hm::throw_if_error(s);
+  return host;
+}
 
 /// Device operands for one problem, filled with fresh random data.
 struct Operands {

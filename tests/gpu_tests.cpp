@@ -82,15 +82,6 @@ uint64_t seed_for(const std::string& name) {
   return h;
 }
 
-std::vector<uint16_t> to_host(const void* device, int64_t count) {
-  std::vector<uint16_t> host(static_cast<size_t>(count));
-  const hm::Status s = hm::cuda_status(
-      cudaMemcpy(host.data(), device, size_t(count) * 2, cudaMemcpyDeviceToHost), "cudaMemcpy",
-      __FILE__, __LINE__);
-  hm::throw_if_error(s);
-  return host;
-}
-
 // ---------------------------------------------------------------------------------------
 
 using Param = std::tuple<hm::Version, DType, Shape>;
