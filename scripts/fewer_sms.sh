@@ -33,4 +33,4 @@ for dtype in ${HM_SMS_DTYPES:-bf16}; do
     done
   done
 done
-python3 scripts/fewer_sms.py "$out"/*.json | tee "$out/fewer_sms.txt"
+python3 scripts/fewer_sms.py --json "$out/table.json" "$out"/*_*.json | tee "$out/table.txt"

@@ -154,9 +154,13 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
-/// `st.shared.b32` — one 32-bit store to shared memory.
-__device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
-  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+/// `st.async.shared::cluster.mbarrier::complete_tx::bytes.u32` — stores a 32-bit word to
+/// shared memory and counts its 4 bytes on barrier `bar`, as a TMA copy counts its bytes:
+/// a thread that has waited on the barrier's phase sees the word.  PTX ISA, data movement
+/// instructions: st.async.
+__device__ __forceinline__ void st_async(uint32_t addr, uint32_t value, uint32_t bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];"
+               ::"r"(addr), "r"(value), "r"(bar) : "memory");
 }
 
 /// `ld.shared.b32` — one 32-bit load from shared memory.
@@ -416,7 +420,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The producer claims each tile and hands it to the consumers in a ring of two slots;
   // `j` counts this CTA's claims, and claim j lives in slot j % 2, with parity (j / 2) & 1
   // and its complement as above.
-  // tile_full[s]:  1 arrival, the producer's, once it has written the slot.
+  // tile_full[s]:  1 arrival (the producer's arrive.expect_tx) + the 4 bytes of its
+  //                st.async into the slot, which count on the barrier as TMA bytes do.
   // tile_empty[s]: one arrival per consumer warp (4 · kConsumers), once it has read it.
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -449,8 +454,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (uint32_t j = 0;; ++j) {
         const int tile = next, slot = j % 2;
         mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
-        st_shared_b32(tile_slot + 4 * slot, uint32_t(tile));
-        mbarrier_arrive(tile_full + 8 * slot);
+        mbarrier_arrive_expect_tx(tile_full + 8 * slot, 4);
+        st_async(tile_slot + 4 * slot, uint32_t(tile), tile_full + 8 * slot);
         if (tile >= tiles) break;
         next = claim_tile(counter, tiles, gridDim.x);
         const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);

@@ -219,6 +219,15 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+/// `st.async.shared::cluster.mbarrier::complete_tx::bytes.u32` — stores a 32-bit word to
+/// shared memory and counts its 4 bytes on barrier `bar`, as a TMA copy counts its bytes:
+/// a thread that has waited on the barrier's phase sees the word.  PTX ISA, data movement
+/// instructions: st.async.
+__device__ __forceinline__ void st_async(uint32_t addr, uint32_t value, uint32_t bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];"
+               ::"r"(addr), "r"(value), "r"(bar) : "memory");
+}
+
 /// `st.shared.b32` — one 32-bit store to shared memory.
 __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
@@ -265,16 +274,6 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t remote_bar) {
 __device__ __forceinline__ void mbarrier_arrive_release_cluster(uint32_t remote_bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar)
                : "memory");
-}
-
-/// `st.async.shared::cluster.mbarrier::complete_tx::bytes.u32` — stores a 32-bit word into
-/// the shared memory of a CTA of the cluster and counts its 4 bytes on that CTA's barrier
-/// `remote_bar`, as a TMA copy counts its bytes (both addresses from mapa_shared_cluster):
-/// who waits on the barrier sees the word.  PTX ISA, data movement instructions: st.async.
-__device__ __forceinline__ void st_async_cluster(uint32_t remote_addr, uint32_t value,
-                                                 uint32_t remote_bar) {
-  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];"
-               ::"r"(remote_addr), "r"(value), "r"(remote_bar) : "memory");
 }
 
 /// `barrier.cluster.arrive.release` — this thread has reached the cluster barrier; its
@@ -590,8 +589,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   // every CTA's producer and consumers in a ring of two slots; `j` counts the cluster's
   // claims, and claim j lives in slot j % 2, with parity (j / 2) & 1 and its complement.
   // tile_full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + the 4 bytes that
-  //                rank 0's st.async writes into the slot (kCtas = 1: a plain store and
-  //                1 arrival).
+  //                rank 0's st.async writes into the slot, which count on the barrier as
+  //                TMA bytes do.
   // tile_empty[s]: used in rank 0 only: one arrival per consumer warp and per producer of
   //                every CTA of the cluster, once it has read the slot (kCtas = 1: the
   //                consumer warps only).
@@ -649,15 +648,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         int tile = next;
         if constexpr (kCtas == 1) {
           mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
-          st_shared_b32(tile_slot + 4 * slot, uint32_t(tile));
-          mbarrier_arrive(tile_full + 8 * slot);
+          mbarrier_arrive_expect_tx(tile_full + 8 * slot, 4);
+          st_async(tile_slot + 4 * slot, uint32_t(tile), tile_full + 8 * slot);
         } else {
           mbarrier_arrive_expect_tx(tile_full + 8 * slot, 4);
           if (rank == 0) {
             mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
             for (int r = 0; r < kCtas; ++r)
-              st_async_cluster(mapa_shared_cluster(tile_slot + 4 * slot, r), uint32_t(tile),
-                               mapa_shared_cluster(tile_full + 8 * slot, r));
+              st_async(mapa_shared_cluster(tile_slot + 4 * slot, r), uint32_t(tile),
+                       mapa_shared_cluster(tile_full + 8 * slot, r));
           }
           mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
           tile = int(ld_shared_b32(tile_slot + 4 * slot));
