@@ -29,7 +29,7 @@ class BusySms {
 
   Status start(int sms);  ///< launches the CTAs and waits until all of them run
   Status stop();          ///< releases them and waits for the kernel to end
-  int sms() const { return sms_; }
+  int sms() const { return sms_; }  ///< the SMs held now, 0 when stopped
 
  private:
   cudaStream_t stream_ = nullptr;   // the busy kernel's

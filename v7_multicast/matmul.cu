@@ -662,8 +662,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
     // its first warp takes the cluster's tiles until none are left (rank 0 claims them and
     // sends each to every CTA of the cluster), and fills the ring for every K slice of each,
-    // each stage as soon as the consumers of every CTA in the cluster have released it.  It loads this
-    // CTA's A and its share of B, which lands in every CTA of the cluster.  Rows past m or n
+    // each stage as soon as the consumers of every CTA in the cluster have released it.  It
+    // loads this CTA's A and its share of B, which lands in every CTA of the cluster.  Rows past m or n
     // and columns past k are zero-filled by TMA and still count as bytes; so is a whole tile
     // past m, which the last cluster of an odd tiles_m computes and never stores.
     setmaxnreg_dec<kProducerRegs>();

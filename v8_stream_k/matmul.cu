@@ -884,9 +884,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   //           the producer waits on parity ((it / kStages) & 1) ^ 1: the phase the consumers
   //           completed when they released iteration it - kStages.  On the first pass that is
   //           the phase "before" a fresh barrier, which counts as complete, so it does not wait.
-  // Without stream-K, the producer of rank 0 claims each cluster tile for the whole cluster and hands it to
-  // every CTA's producer and consumers in a ring of two slots; `j` counts the cluster's
-  // claims, and claim j lives in slot j % 2, with parity (j / 2) & 1 and its complement.
+  // Without stream-K, the producer of rank 0 claims each cluster tile for the whole cluster
+  // and hands it to every CTA's producer and consumers in a ring of two slots; `j` counts the
+  // cluster's claims, and claim j lives in slot j % 2, with parity (j / 2) & 1 and its
+  // complement.
   // tile_full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + the 4 bytes that
   //                rank 0's st.async writes into the slot, which count on the barrier as
   //                TMA bytes do (kCtas = 1, where st.async is not allowed: 16 bytes of a
