@@ -26,9 +26,11 @@
 
 #include "common/bandwidth.h"
 #include "common/buffers.h"
+#include "common/busy.h"
 #include "common/device.h"
 #include "common/reference.h"
 #include "common/registry.h"
+#include "common/sms.h"
 #include "common/timing.h"
 #include "common/workload.h"
 
@@ -54,6 +56,12 @@ options:
                        untimed for about S ms, so that the clock has settled to the power
                        it draws (default 500; 0: --warmup launches before the first
                        round, one before each later round)
+  --sms S              run every launch on a stream of a green context of S SMs (rounded
+                       up to what the GPU can partition: multiples of 8 on an H200), as a
+                       process given part of the GPU would
+  --busy-sms B         hold B SMs with another kernel (one spinning CTA per SM, on a stream
+                       of its own) from before the first launch to after the last, as a
+                       communication kernel beside the matmul would
   --json FILE          also write the results and the environment as JSON; ladder and
                        sweep add the HBM read bandwidth measured at start (hbm_read_tbps)
                        and each result's HBM TB/s (hbm_tbps)
@@ -79,6 +87,8 @@ struct Options {
   int rounds = 5;
   int reps = 20;
   int settle_ms = 500;
+  int sms = 0;  // --sms: run in a green context of this many SMs (0: the whole GPU)
+  int busy_sms = 0;  // --busy-sms: SMs another kernel holds while measuring (0: none)
   std::string json;
   std::string shapes, shapes_file;
 };
@@ -133,6 +143,8 @@ std::optional<Options> parse(int argc, char** argv) {
     else if (flag == "--rounds") ok = integer(&o.rounds) && o.rounds >= 1;
     else if (flag == "--reps") ok = integer(&o.reps) && o.reps >= 1;
     else if (flag == "--settle-ms") ok = integer(&o.settle_ms) && o.settle_ms >= 0;
+    else if (flag == "--sms") ok = integer(&o.sms) && o.sms >= 1;
+    else if (flag == "--busy-sms") ok = integer(&o.busy_sms) && o.busy_sms >= 1;
     else if (flag == "--json") o.json = value;
     else if (flag == "--version") o.version = value;
     else if (flag == "--versions") o.versions = value;
@@ -213,7 +225,7 @@ struct Run {
 
 /// Checks, then times, every entry of `run` on its problem.
 hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cublas,
-                   cudaStream_t stream, Run* run) {
+                   hm::BusySms* busy, cudaStream_t stream, Run* run) {
   const hm::Problem& p = run->problem;
   HM_TRY(hm::validate_problem(p));
   hm::Workload work;
@@ -235,6 +247,9 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
   // untimed for about --settle-ms: its timed launches then run at the clock its own power
   // allows, not at the one the implementation before it left behind.  The number of
   // settling launches comes from a first estimate of one launch's time.
+  // --busy-sms: the other kernel holds its SMs through all the timed launches (and nothing
+  // from here to its stop allocates or frees, which would wait for it).
+  if (o.busy_sms > 0) HM_TRY(busy->start(o.busy_sms));
   std::vector<int> settle(run->entries.size(), 1);
   const auto launcher = [&work, &p, stream](const Entry& e) -> hm::LaunchFn {
     return [&work, &p, stream, launch = e.launch](int rep) {
@@ -261,6 +276,7 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
         e.error = s.message();
     }
   }
+  HM_TRY(busy->stop());
   if (!run->entries[0].error.empty())
     return hm::Status::error("cuBLAS failed: " + run->entries[0].error);
   return hm::Status();
@@ -324,7 +340,7 @@ struct HbmRead {
 
 /// Writes the runs, the environment and the protocol to --json.
 bool write_json(const Options& o, const std::vector<Run>& runs, const hm::DeviceInfo& info,
-                const HbmRead& hbm) {
+                const HbmRead& hbm, int green_sms) {
   std::ofstream f(o.json);
   if (!f) return false;
   f << "{\n  \"tool\": \"hopper-matmul " << o.command << "\",\n  \"environment\": "
@@ -337,7 +353,8 @@ bool write_json(const Options& o, const std::vector<Run>& runs, const hm::Device
   f << "  \"protocol\": {\"timer\": \"cudaEvent pair per launch\", \"statistic\": \"median\", "
     << "\"warmup\": " << o.warmup << ", \"rounds\": " << o.rounds
     << ", \"reps_per_round\": " << o.reps << ", \"settle_ms\": " << o.settle_ms
-    << ", \"interleaved\": true},\n  \"runs\": [\n";
+    << ", \"interleaved\": true, \"green_context_sms\": " << o.sms
+    << ", \"busy_sms\": " << o.busy_sms << "},\n  \"runs\": [\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     write_run_json(f, runs[i]);
     f << (i + 1 < runs.size() ? ",\n" : "\n");
@@ -403,15 +420,26 @@ int cmd_measure(const Options& o) {
     if (hm::Status s = hm::validate_problem(p); !s.ok()) return fail(s);
   hm::DeviceInfo info;
   if (hm::Status s = hm::query_current_sm90(&info); !s.ok()) return fail(s);
+  // --sms: every launch goes to a stream of a green context with that many SMs (or the
+  // next count the GPU can partition), as a process that shares the GPU would see it.
+  hm::GreenContextStream green;
   cudaStream_t stream = nullptr;
-  if (hm::Status s = hm::cuda_status(cudaStreamCreate(&stream), "cudaStreamCreate", __FILE__,
-                                     __LINE__);
-      !s.ok())
+  if (o.sms > 0) {
+    if (hm::Status s = green.create(o.sms); !s.ok()) return fail(s);
+    stream = green.stream();
+    std::printf("Stream: a green context of %d of the GPU's %d SMs\n", green.sm_count(),
+                info.sm_count);
+  } else if (hm::Status s = hm::cuda_status(cudaStreamCreate(&stream), "cudaStreamCreate",
+                                            __FILE__, __LINE__);
+             !s.ok()) {
     return fail(s);
+  }
   struct StreamGuard {
     cudaStream_t s;
-    ~StreamGuard() { cudaStreamDestroy(s); }
-  } guard{stream};
+    ~StreamGuard() {
+      if (s) cudaStreamDestroy(s);
+    }
+  } guard{o.sms > 0 ? nullptr : stream};
 
   // The read roofline of memory-bound shapes, once, before any matmul: a failure is reported
   // and written to the JSON, and the matmuls are measured all the same.  Not for run, which
@@ -425,6 +453,11 @@ int cmd_measure(const Options& o) {
                    hbm.error.c_str());
     }
   }
+
+  hm::BusySms busy;  // --busy-sms: started and stopped around each problem's timing
+  if (o.busy_sms > 0)
+    std::printf("Load: another kernel holds %d of the GPU's %d SMs while timing\n",
+                o.busy_sms, info.sm_count);
 
   hm::Cublas cublas;
   std::vector<Run> runs;
@@ -440,7 +473,7 @@ int cmd_measure(const Options& o) {
     for (const hm::Version& v : hm::versions())
       if (all || std::find(named.begin(), named.end(), v.name) != named.end())
         run.entries.push_back({std::string(v.name), std::string(v.technique), v.launch});
-    if (hm::Status s = measure(o, info, &cublas, stream, &run); !s.ok()) return fail(s);
+    if (hm::Status s = measure(o, info, &cublas, &busy, stream, &run); !s.ok()) return fail(s);
     runs.push_back(std::move(run));
   }
   // The clocks after the work, not before it: what the measurement ran at.
@@ -468,7 +501,7 @@ int cmd_measure(const Options& o) {
     print_rows(run, sweep);
     pass = pass && run.pass();
   }
-  if (!o.json.empty() && !write_json(o, runs, info, hbm)) {
+  if (!o.json.empty() && !write_json(o, runs, info, hbm, o.sms > 0 ? green.sm_count() : 0)) {
     std::fprintf(stderr, "hopper-matmul: cannot write %s\n", o.json.c_str());
     return kExitFailed;
   }

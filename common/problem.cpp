@@ -3,7 +3,10 @@
  */
 #include "common/problem.h"
 
+#include <algorithm>
+#include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "common/device.h"
@@ -48,9 +51,70 @@ Status validate_operands(const void* a, const void* b, const void* c) {
   return Status();
 }
 
+namespace {
+
+// Every byte count below fits in 64 bits: m, n and k are at most kMaxDim < 2^31, so the
+// product of two is below 2^62 and its bytes (2 per element) below 2^63.
+static_assert(kMaxDim <= INT64_MAX / 2 / kMaxDim, "m·k·2 must fit in 64 bits");
+static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "64-bit addresses");
+
+/// The bytes [begin, begin + bytes) of one operand.
+struct Bytes {
+  const char* name;
+  uintptr_t begin;
+  uint64_t bytes;
+};
+
+/// How many bytes `x` and `y` share.  Measures the distance from the lower start and
+/// compares it with the lower range's length, so that no end is computed: nothing wraps,
+/// wherever in the address space the ranges lie.
+uint64_t shared_bytes(const Bytes& x, const Bytes& y) {
+  const Bytes& low = x.begin <= y.begin ? x : y;
+  const Bytes& high = x.begin <= y.begin ? y : x;
+  const uint64_t gap = high.begin - low.begin;
+  if (gap >= low.bytes) return 0;
+  return std::min(low.bytes - gap, high.bytes);
+}
+
+std::string hex(uintptr_t address) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%" PRIxPTR, address);
+  return text;
+}
+
+std::string describe(const Bytes& x) {
+  return std::string(x.name) + ": " + std::to_string(x.bytes) + " bytes at " + hex(x.begin);
+}
+
+}  // namespace
+
+Status validate_no_overlap(const Problem& p, const void* a, const void* b, const void* c) {
+  for (const int64_t size : {p.m, p.n, p.k})
+    if (size < 1 || size > kMaxDim) return validate_problem(p);
+  const uint64_t elem = uint64_t(dtype_bytes(p.dtype));
+  const auto bytes = [&](const char* name, const void* ptr, int64_t rows, int64_t cols) {
+    return Bytes{name, reinterpret_cast<uintptr_t>(ptr), uint64_t(rows) * uint64_t(cols) * elem};
+  };
+  const Bytes out = bytes("C", c, p.m, p.n);
+  // A against B is not checked: both are only read, so they may overlap, or be one pointer.
+  for (const Bytes& in : {bytes("A", a, p.m, p.k), bytes("B", b, p.n, p.k)}) {
+    const uint64_t shared = shared_bytes(out, in);
+    if (shared == 0) continue;
+    const std::string name = in.name;
+    return Status::error("operand C overlaps " + name + " (" + describe(out) + ", " +
+                         describe(in) + ", " + std::to_string(shared) +
+                         (shared == 1 ? " byte" : " bytes") + " shared): C is written while " +
+                         name + " is still being read, so a call in place gives a wrong "
+                         "answer; C needs memory of its own (A and B may overlap each other: "
+                         "they are only read)");
+  }
+  return Status();
+}
+
 Status validate_launch(const Problem& problem, const void* a, const void* b, const void* c) {
   HM_TRY(validate_problem(problem));
   HM_TRY(validate_operands(a, b, c));
+  HM_TRY(validate_no_overlap(problem, a, b, c));
   return require_sm90();
 }
 

@@ -58,8 +58,17 @@ Status validate_problem(const Problem& problem);
 /// ask the same of C so every version may store it with 16-byte or TMA stores).
 Status validate_operands(const void* a, const void* b, const void* c);
 
-/// validate_problem and validate_operands, then that the current device is sm_90.
-/// Every launcher calls this first.
+/// Checks that C shares no byte with A nor with B: C's bytes [c, c + m·n·2) against A's
+/// [a, a + m·k·2) and B's [b, b + n·k·2).  C is written while A and B are still being read,
+/// so a call in place (C = A, or C inside B) would read what it has already overwritten and
+/// give a wrong answer.  A and B may overlap each other, or be the same pointer: they are
+/// only read.  Sizes out of range have no byte ranges to compare: they get validate_problem's
+/// error.  Within range every byte count fits in 64 bits (m·k·2 < 2·kMaxDim² < 2⁶³), and the
+/// ranges are compared by their distances, never by their ends, so no address can wrap.
+Status validate_no_overlap(const Problem& problem, const void* a, const void* b, const void* c);
+
+/// validate_problem, validate_operands and validate_no_overlap, then that the current device
+/// is sm_90.  Every launcher calls this first.
 Status validate_launch(const Problem& problem, const void* a, const void* b, const void* c);
 
 /// The launcher signature every version shares: computes C = A·Bᵀ on `stream`, or

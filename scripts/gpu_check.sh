@@ -4,7 +4,8 @@
 # builds the release and debug trees with every core, runs the full test suite (release),
 # runs compute-sanitizer memcheck, racecheck and synccheck on small ragged problems for
 # every version (HM_CHECK_VERSIONS: a space-separated subset), n % 8 == 0 and != 0, so both
-# epilogues, and one small-M problem (debug tree: -lineinfo and bounded mbarrier waits),
+# epilogues, one small-M problem, one with several tiles per CTA and one with partial tiles
+# in every dimension (debug tree: -lineinfo and bounded mbarrier waits),
 # then the ladder at 8192³ in bf16 and fp16 (HM_CHECK_LADDER=0: not).  Logs and the ladder JSON
 # land in OUTDIR; a short summary is printed last.  Exits non-zero if any step failed.
 set -uo pipefail
@@ -55,21 +56,43 @@ if [ -x build/debug/hopper-matmul ]; then
   versions=${HM_CHECK_VERSIONS:-$(build/debug/hopper-matmul list | awk 'NR > 1 {print $1}')}
   # 200 × 264 takes the TMA-store epilogue of v6+, 200 × 263 (rows not 16 bytes apart) the
   # register stores and, in v7+, the clusters; 64 × 264 × 1032 is small M, which v8 computes
-  # as Cᵀ with its tiles split among stream-K units (17 K slices).  Only the version's own
-  # kernels are checked (--kernel-name): cuBLAS computes the reference in the same process.
-  # racecheck is left out at 64 × 264 × 1032: on stream-K's units, which wait for each
-  # other's flags in global memory, it stops with an internal error ("failed to handle a
-  # hardware exception") that memcheck and synccheck do not see (docs/notes/performance-log.md).
+  # as Cᵀ with its tiles split among stream-K units (17 K slices).  From the fuzz's edges:
+  # 1000 × 12296 × 520 is 392 tiles of 128 × 256, about three per CTA of the persistent
+  # versions (whole tiles in v8 too), the last column of tiles 8 wide, 9 K slices; and
+  # 129 × 257 × 72 has partial tiles in M, N and K (v8: Cᵀ in three 128 × 256 tiles, its
+  # small-M kernel).  Only the version's own kernels are checked (--kernel-name): cuBLAS
+  # computes the reference in the same process.
+  # racecheck's known failures are run all the same and reported as KNOWN, not failed (the
+  # performance log, "Issue 15", has the runs):
+  #  - v4 and v5 everywhere: racecheck reports the tile hand-off (the producer's bulk copy of
+  #    the claimed tile into the slot, the consumers' loads of it) as a race, because it does
+  #    not take the mbarriers between them as ordering; memcheck and synccheck are clean.
+  #  - v4 to v8 at 1000 × 12296 × 520 (several tiles per CTA), and v8 at 200 × 264 × 136 and
+  #    64 × 264 × 1032: "Internal Sanitizer Error: failed to handle a hardware exception",
+  #    also on the code before the tile counter, and with the bounded waits at 120 s.
+  known_race() {  # known_race VERSION SHAPE: the reason, or nothing
+    case "$1 $2" in
+      v4_persistent\ * | v5_async_wgmma\ *) echo "racecheck and the tile hand-off" ;;
+      v[4-8]_*\ 1000x12296x520) echo "racecheck's internal error" ;;
+      v8_stream_k\ 200x264x136 | v8_stream_k\ 64x264x1032) echo "racecheck's internal error" ;;
+    esac
+  }
   for v in $versions; do
-    for shape in 200x264x136 200x263x136 64x264x1032; do
+    for shape in 200x264x136 200x263x136 64x264x1032 1000x12296x520 129x257x72; do
       IFS=x read -r m n k <<<"$shape"
       for tool in memcheck racecheck synccheck; do
-        [ "$tool" = racecheck ] && [ "$shape" = 64x264x1032 ] && continue
         echo "== compute-sanitizer --tool $tool: $v, $shape" >>"$out/sanitizer.log"
-        step "compute-sanitizer $tool $v $shape" "$out/sanitizer.log" \
-          compute-sanitizer --tool "$tool" --kernel-name "kns=$v" --error-exitcode 1 \
-          build/debug/hopper-matmul run --version "$v" --m "$m" --n "$n" --k "$k" \
-          --warmup 0 --rounds 1 --reps 1 --settle-ms 0 || true
+        run=(compute-sanitizer --tool "$tool" --kernel-name "kns=$v" --error-exitcode 1
+             build/debug/hopper-matmul run --version "$v" --m "$m" --n "$n" --k "$k"
+             --warmup 0 --rounds 1 --reps 1 --settle-ms 0)
+        known=$([ "$tool" = racecheck ] && known_race "$v" "$shape")
+        if [ -z "$known" ]; then
+          step "compute-sanitizer $tool $v $shape" "$out/sanitizer.log" "${run[@]}" || true
+        elif "${run[@]}" >>"$out/sanitizer.log" 2>&1; then
+          note "ok    compute-sanitizer $tool $v $shape (listed as known: $known)"
+        else
+          note "KNOWN compute-sanitizer $tool $v $shape ($known)"
+        fi
       done
     done
   done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records a measurement on a GPU machine, whole or in parts (for a limit on one call's time):
-#   scripts/record.sh [--part ladder|bench|build|all] [--no-build] [OUTDIR]
+#   scripts/record.sh [--part ladder|bench|sms|build|all] [--no-build] [OUTDIR]
 # (default: all, into results/h200).  Every part first builds the release tree (nothing to do
 # when it is up to date; --no-build skips that and uses the binaries already there), so each
 # part runs alone:
@@ -15,8 +15,11 @@
 #           by launch alternately with cuBLAS) into OUTDIR/bench.json, then the plots into
 #           OUTDIR/plots and the README's results table (scripts/plot.py) when matplotlib is
 #           there;
+#   sms     scripts/fewer_sms.sh into OUTDIR/fewer_sms: v3 on and cuBLAS at 8192³ and 4096³
+#           on the whole GPU, in green contexts of 120, 80 and 64 SMs and beside a kernel
+#           holding 12 or 66 SMs, and the table the v4 chapter shows (table.json);
 #   build   the build alone;
-#   all     ladder, then bench.
+#   all     ladder, then bench, then sms.
 # HM_BENCH_ARGS adds flags to hm_bench (e.g. --benchmark_filter=/decode/).
 #
 # The commit the results name (hm::build_commit(), set when CMake configures): HM_GIT_COMMIT
@@ -42,8 +45,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $part in
-  ladder | bench | build | all) ;;
-  *) echo "record.sh: --part must be ladder, bench, build or all, not '$part'" >&2; usage ;;
+  ladder | bench | sms | build | all) ;;
+  *) echo "record.sh: --part must be ladder, bench, sms, build or all, not '$part'" >&2; usage ;;
 esac
 out=${out:-results/h200}
 mkdir -p "$out"
@@ -111,6 +114,7 @@ record_bench() {
 case $part in
   ladder) record_ladder ;;
   bench) record_bench ;;
-  all) record_ladder; record_bench ;;
+  sms) scripts/fewer_sms.sh "$out/fewer_sms" --no-build ;;
+  all) record_ladder; record_bench; scripts/fewer_sms.sh "$out/fewer_sms" --no-build ;;
   build) ;;
 esac

@@ -18,19 +18,13 @@
 #include "common/device.h"
 #include "common/reference.h"
 #include "common/registry.h"
+#include "tests/gpu_test_util.h"
 #include "tests/test_util.h"
 #include "v8_stream_k/matmul.h"
 
 namespace {
 
 using hm::DType;
-
-/// Skips the test, saying why, unless an sm_90 GPU is present.
-#define SKIP_WITHOUT_SM90()                                                  \
-  do {                                                                       \
-    if (const hm::Status gpu = hm::require_sm90(); !gpu.ok())                \
-      GTEST_SKIP() << "needs an sm_90 GPU: " << gpu.message();               \
-  } while (0)
 
 struct Shape {
   const char* name;
@@ -81,33 +75,11 @@ const Shape kShapes[] = {
 /// Problems up to this many multiply-adds are also checked against the float64 CPU product.
 constexpr double kCpuReferenceLimit = double(1 << 27);
 
-/// Device operands for one problem, filled with fresh random data.
-struct Operands {
-  hm::DeviceBuffer a, b;
-
-  hm::Status init(const hm::Problem& p, uint64_t seed, cudaStream_t stream) {
-    HM_TRY(a.allocate(size_t(p.m * p.k * 2)));
-    HM_TRY(b.allocate(size_t(p.n * p.k * 2)));
-    const double range = hm::unit_variance_range(p.k);
-    HM_TRY(hm::fill_uniform(a.get(), p.m * p.k, p.dtype, range, seed, stream));
-    return hm::fill_uniform(b.get(), p.n * p.k, p.dtype, range, seed + 1, stream);
-  }
-};
-
 /// A seed that differs for every test, so no two tests see the same inputs.
 uint64_t seed_for(const std::string& name) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (const char c : name) h = (h ^ uint8_t(c)) * 1099511628211ull;
   return h;
-}
-
-std::vector<uint16_t> to_host(const void* device, int64_t count) {
-  std::vector<uint16_t> host(static_cast<size_t>(count));
-  const hm::Status s = hm::cuda_status(
-      cudaMemcpy(host.data(), device, size_t(count) * 2, cudaMemcpyDeviceToHost), "cudaMemcpy",
-      __FILE__, __LINE__);
-  hm::throw_if_error(s);
-  return host;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -211,38 +183,107 @@ INSTANTIATE_TEST_SUITE_P(AllVersions, LargeProblem, testing::ValuesIn(hm::versio
 
 class BadInput : public testing::TestWithParam<hm::Version> {};
 
+/// `base` moved by `bytes`: an operand placed off or inside an allocation.
+void* moved(const void* base, int64_t bytes) {
+  return const_cast<char*>(static_cast<const char*>(base)) + bytes;
+}
+
+// Every bad input of the contract (README.md, "What is checked"), through each launcher, on
+// real device memory: an error that names the cause, nothing launched, and the memory the
+// calls in place point into untouched; then the same process computes a good problem, one
+// with C right after B in B's allocation, and one with A = B, correctly.  Checked elsewhere:
+// the missing or wrong GPU by LauncherValidation.ReportsAMissingOrWrongGpuClearly
+// (host_tests.cpp, on machines without an sm_90 GPU), v8's workspace by
+// StreamKV8.WorkspaceErrorsAreClearAndACallersWorkspaceWorks.
 TEST_P(BadInput, ErrorsAreReportedAndTheProcessGoesOnWorking) {
   SKIP_WITHOUT_SM90();
-  const hm::Problem p{256, 192, 128, DType::bf16};
+  const hm::Problem p{256, 192, 128, DType::bf16};  // A 64 KiB, B 48 KiB, C 96 KiB
+  const int64_t b_bytes = p.n * p.k * 2, c_bytes = p.m * p.n * 2;
   Operands in;
   ASSERT_OK(in.init(p, 11, nullptr));
   hm::DeviceBuffer c, ref;
-  ASSERT_OK(c.allocate(size_t(p.m * p.n * 2) + 16));
-  ASSERT_OK(ref.allocate(size_t(p.m * p.n * 2)));
+  ASSERT_OK(c.allocate(size_t(c_bytes) + 16));
+  ASSERT_OK(ref.allocate(size_t(c_bytes)));
   const hm::Launcher launch = GetParam().launch;
-  const auto* a = static_cast<const char*>(in.a.get());
-  auto* cc = static_cast<char*>(c.get());
+  const void* a = in.a.get();
+  const void* b = in.b.get();
+  void* cc = c.get();
+  const auto sized = [](int64_t m, int64_t n, int64_t k) {
+    return hm::Problem{m, n, k, DType::bf16};
+  };
+  const int64_t big = hm::kMaxDim + 8;
 
-  EXPECT_ERROR_CONTAINS(launch(p, a + 2, in.b.get(), cc, nullptr), "A is not 16-byte aligned");
-  EXPECT_ERROR_CONTAINS(launch(p, a, in.b.get(), cc + 8, nullptr), "C is not 16-byte aligned");
-  EXPECT_ERROR_CONTAINS(launch({256, 192, 124, DType::bf16}, a, in.b.get(), cc, nullptr),
-                        "multiple of 8");
-  EXPECT_ERROR_CONTAINS(launch({0, 192, 128, DType::bf16}, a, in.b.get(), cc, nullptr),
-                        "at least 1");
-  EXPECT_ERROR_CONTAINS(launch({256, -5, 128, DType::bf16}, a, in.b.get(), cc, nullptr),
-                        "at least 1");
-  EXPECT_ERROR_CONTAINS(launch(p, nullptr, in.b.get(), cc, nullptr), "A is null");
+  // Sizes: below 1, beyond 2^31 - 256, K not a multiple of 8.
+  for (const hm::Problem& q : {sized(0, 192, 128), sized(256, -5, 128), sized(256, 192, 0),
+                               sized(256, 192, -8)})
+    EXPECT_ERROR_CONTAINS(launch(q, a, b, cc, nullptr), "at least 1");
+  for (const hm::Problem& q : {sized(big, 192, 128), sized(256, big, 128), sized(256, 192, big)})
+    EXPECT_ERROR_CONTAINS(launch(q, a, b, cc, nullptr), "2^31-256");
+  for (const int64_t k : {124, 4, 1})
+    EXPECT_ERROR_CONTAINS(launch(sized(256, 192, k), a, b, cc, nullptr), "multiple of 8");
+  // Pointers: null, and not 16-byte aligned, each operand.
+  EXPECT_ERROR_CONTAINS(launch(p, nullptr, b, cc, nullptr), "A is null");
   EXPECT_ERROR_CONTAINS(launch(p, a, nullptr, cc, nullptr), "B is null");
-  EXPECT_ERROR_CONTAINS(launch(p, a, in.b.get(), nullptr, nullptr), "C is null");
-  ASSERT_CUDA(cudaGetLastError());  // nothing was launched, nothing is left behind
+  EXPECT_ERROR_CONTAINS(launch(p, a, b, nullptr, nullptr), "C is null");
+  EXPECT_ERROR_CONTAINS(launch(p, moved(a, 2), b, cc, nullptr), "A is not 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(launch(p, a, moved(b, 8), cc, nullptr), "B is not 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(launch(p, a, b, moved(cc, 8), nullptr), "C is not 16-byte aligned");
 
-  ASSERT_OK(hm::poison(c.get(), p.m * p.n, p.dtype, nullptr));
-  ASSERT_OK(launch(p, a, in.b.get(), cc, nullptr));
+  // C overlapping A or B, all three in one arena of random data, so that where each lies is
+  // known: A at 128 KiB, B at 512 KiB, C (96 KiB) at each offset below.
+  const int64_t arena_bytes = 1 << 20, a_at = 128 << 10, b_at = 512 << 10;
+  hm::DeviceBuffer arena, arena_copy;
+  ASSERT_OK(arena.allocate(size_t(arena_bytes)));
+  ASSERT_OK(arena_copy.allocate(size_t(arena_bytes)));
+  ASSERT_OK(hm::fill_uniform(arena.get(), arena_bytes / 2, p.dtype, hm::unit_variance_range(p.k),
+                             12, nullptr));
+  ASSERT_CUDA(cudaMemcpy(arena_copy.get(), arena.get(), size_t(arena_bytes),
+                         cudaMemcpyDeviceToDevice));
+  const void* arena_a = moved(arena.get(), a_at);
+  const void* arena_b = moved(arena.get(), b_at);
+  const struct {
+    int64_t c_at;
+    const char* error;
+  } in_place[] = {
+      {a_at, "C overlaps A"},                 // C = A
+      {b_at, "C overlaps B"},                 // C = B
+      {b_at + b_bytes - 16, "C overlaps B"},  // C starting in B's last 16 bytes
+      {a_at + 16 - c_bytes, "C overlaps A"},  // C ending 16 bytes into A
+      {a_at - 4096, "C overlaps A"},          // A inside C
+  };
+  for (const auto& bad : in_place)
+    EXPECT_ERROR_CONTAINS(launch(p, arena_a, arena_b, moved(arena.get(), bad.c_at), nullptr),
+                          bad.error);
+  ASSERT_CUDA(cudaDeviceSynchronize());  // nothing was launched, nothing is left behind
+  ASSERT_CUDA(cudaGetLastError());
+  int64_t changed = -1;
+  ASSERT_OK(hm::count_bit_differences(arena.get(), arena_copy.get(), arena_bytes / 2, &changed,
+                                      nullptr));
+  EXPECT_EQ(changed, 0) << "the rejected calls in place wrote " << changed << " elements";
+
+  // C right after B, in the same arena: allowed, right, and A and B left as they were.
+  void* after_b = moved(arena.get(), b_at + b_bytes);
+  ASSERT_OK(hm::poison(after_b, p.m * p.n, p.dtype, nullptr));
+  ASSERT_OK(launch(p, arena_a, arena_b, after_b, nullptr));
   hm::Cublas cublas;
-  ASSERT_OK(cublas.matmul(p, a, in.b.get(), ref.get(), nullptr));
+  ASSERT_OK(cublas.matmul(p, arena_a, arena_b, ref.get(), nullptr));
   hm::Comparison cmp;
-  ASSERT_OK(hm::compare_on_device(p, c.get(), ref.get(), &cmp, nullptr));
-  EXPECT_TRUE(cmp.pass()) << cmp.summary();
+  ASSERT_OK(hm::compare_on_device(p, after_b, ref.get(), &cmp, nullptr));
+  EXPECT_TRUE(cmp.pass()) << "C right after B: " << cmp.summary();
+  ASSERT_OK(hm::count_bit_differences(arena.get(), arena_copy.get(), (b_at + b_bytes) / 2,
+                                      &changed, nullptr));
+  EXPECT_EQ(changed, 0) << "writing C right after B changed " << changed
+                        << " elements of the arena before it";
+
+  // A good problem on its own allocations, then A = B (only read, so allowed): C = B·Bᵀ.
+  for (const auto& [q, left] : {std::pair{p, a}, std::pair{sized(192, 192, 128), b}}) {
+    ASSERT_OK(hm::poison(cc, q.m * q.n, q.dtype, nullptr));
+    ASSERT_OK(launch(q, left, b, cc, nullptr));
+    ASSERT_OK(cublas.matmul(q, left, b, ref.get(), nullptr));
+    ASSERT_OK(hm::compare_on_device(q, cc, ref.get(), &cmp, nullptr));
+    EXPECT_TRUE(cmp.pass()) << q.m << " x " << q.n << " x " << q.k
+                            << (left == b ? " with A = B: " : ": ") << cmp.summary();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, BadInput, testing::ValuesIn(hm::versions()),

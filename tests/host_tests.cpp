@@ -186,33 +186,158 @@ TEST(OperandValidation, RejectsPointersNotAlignedTo16Bytes) {
 }
 
 // ---------------------------------------------------------------------------------------
+// C against A and B, byte for byte (validate_no_overlap, which needs neither alignment nor a
+// GPU, so these place ranges at any byte).  In kSkinny, A (16 × 256) is 8192 bytes, B (64 ×
+// 256) 32768 bytes and C (16 × 64) 2048 bytes.
+
+const hm::Problem kSkinny{16, 64, 256, DType::bf16};
+constexpr uintptr_t kBytesA = 16 * 256 * 2, kBytesB = 64 * 256 * 2, kBytesC = 16 * 64 * 2;
+
+/// The fake address `base + offset` (never dereferenced); any byte, aligned or not.
+const void* at(uintptr_t base, uintptr_t offset) {
+  return reinterpret_cast<const void*>(base + offset);
+}
+
+constexpr uintptr_t kBaseA = uintptr_t(1) << 30, kBaseB = uintptr_t(1) << 31;
+
+TEST(OverlapValidation, RejectsCIdenticalToA) {
+  const void* a = at(kBaseA, 0);
+  const void* b = at(kBaseB, 0);
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap(kSkinny, a, b, a), "C overlaps A");
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap(kSkinny, a, b, a), "2048 bytes shared");
+  // The launcher's check too, before the GPU's: the same error on any machine.
+  EXPECT_ERROR_CONTAINS(hm::validate_launch(kSkinny, a, b, a), "C overlaps A");
+  EXPECT_ERROR_CONTAINS(hm::validate_launch(kSkinny, a, a, a), "C overlaps A");  // A first
+}
+
+TEST(OverlapValidation, RejectsCInsideB) {
+  const void* a = at(kBaseA, 0);
+  const void* b = at(kBaseB, 0);
+  for (const uintptr_t offset : {uintptr_t(0), uintptr_t(4096), kBytesB - kBytesC}) {
+    EXPECT_ERROR_CONTAINS(hm::validate_no_overlap(kSkinny, a, b, at(kBaseB, offset)),
+                          "C overlaps B");
+    EXPECT_ERROR_CONTAINS(hm::validate_no_overlap(kSkinny, a, b, at(kBaseB, offset)),
+                          "2048 bytes shared");
+  }
+  EXPECT_ERROR_CONTAINS(hm::validate_launch(kSkinny, a, b, at(kBaseB, 4096)), "C overlaps B");
+  // The other way round, B inside C: a C of 512 × 8 (8192 bytes) around a B of 8 × 64.
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap({512, 8, 64}, a, at(kBaseB, 16), at(kBaseB, 0)),
+                        "1024 bytes shared");
+}
+
+TEST(OverlapValidation, RejectsCEndingOneByteIntoA) {
+  const void* a = at(kBaseA, 0);
+  const void* b = at(kBaseB, 0);
+  const void* c = at(kBaseA - kBytesC, 1);  // C's last byte is A's first
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap(kSkinny, a, b, c), "C overlaps A");
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap(kSkinny, a, b, c), "1 byte shared");
+  // And A's last byte C's first.
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap(kSkinny, a, b, at(kBaseA, kBytesA - 1)),
+                        "1 byte shared");
+  // The launcher sees C misaligned first; 16 bytes into A, aligned, it sees the overlap.
+  EXPECT_ERROR_CONTAINS(hm::validate_launch(kSkinny, a, b, c), "C is not 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(hm::validate_launch(kSkinny, a, b, at(kBaseA - kBytesC, 16)),
+                        "C overlaps A");
+}
+
+TEST(OverlapValidation, AcceptsAdjacentRanges) {
+  const void* a = at(kBaseA, 0);
+  const void* b = at(kBaseB, 0);
+  ASSERT_OK(hm::validate_no_overlap(kSkinny, a, b, at(kBaseA, kBytesA)));          // after A
+  ASSERT_OK(hm::validate_no_overlap(kSkinny, a, b, at(kBaseA - kBytesC, 0)));      // before A
+  ASSERT_OK(hm::validate_no_overlap(kSkinny, a, b, at(kBaseB - kBytesC, 0)));      // before B
+  ASSERT_OK(hm::validate_no_overlap(kSkinny, a, b, at(kBaseB, kBytesB)));          // after B
+  // A, C and B back to back, in one allocation.
+  ASSERT_OK(hm::validate_no_overlap(kSkinny, a, at(kBaseA, kBytesA + kBytesC),
+                                    at(kBaseA, kBytesA)));
+}
+
+TEST(OverlapValidation, AcceptsAEqualToBOrOverlappingIt) {
+  const void* a = at(kBaseA, 0);
+  const void* c = at(kBaseB, 0);
+  ASSERT_OK(hm::validate_no_overlap(kSkinny, a, a, c));  // A and B only read: one pointer is fine
+  ASSERT_OK(hm::validate_no_overlap(kSkinny, at(kBaseA, 4096), a, c));  // A inside B
+  ASSERT_OK(hm::validate_no_overlap({64, 64, 256}, a, a, c));           // A·Aᵀ
+}
+
+TEST(OverlapValidation, HandlesTheLargestSizesWithoutOverflow) {
+  // m = n = k = kMaxDim: every operand is 2·kMaxDim² bytes, just under 2^63.
+  const hm::Problem p{hm::kMaxDim, hm::kMaxDim, hm::kMaxDim, DType::bf16};
+  const uintptr_t bytes = uintptr_t(2) * uintptr_t(hm::kMaxDim) * uintptr_t(hm::kMaxDim);
+  ASSERT_LT(bytes, uintptr_t(1) << 63);
+  const uintptr_t a = 16;
+  ASSERT_OK(hm::validate_no_overlap(p, at(a, 0), at(a, 0), at(a, bytes)));  // C just after A
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap(p, at(a, 0), at(a, 0), at(a, bytes - 16)),
+                        "16 bytes shared");
+  // C, then A right up to the last address, so that A's end, 2^64, wraps to 0.
+  const uintptr_t top_a = uintptr_t(0) - bytes;
+  ASSERT_OK(hm::validate_no_overlap(p, at(top_a, 0), at(top_a, 0), at(top_a - bytes, 0)));
+  // And a C inside such an A, which a comparison with A's end (0) would let through: A of
+  // 512 × 1024 (2^20 bytes) ending at 2^64, C of 512 × 8 in its middle.
+  const uintptr_t top = uintptr_t(0) - (uintptr_t(1) << 20);
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap({512, 8, 1024}, at(top, 0), at(kBaseB, 0),
+                                                at(top, uintptr_t(1) << 19)),
+                        "8192 bytes shared");
+}
+
+TEST(OverlapValidation, SizesOutOfRangeGetTheProblemsError) {
+  const void* a = at(kBaseA, 0);
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap({0, 8, 8}, a, a, a), "at least 1");
+  EXPECT_ERROR_CONTAINS(hm::validate_no_overlap({8, hm::kMaxDim + 8, 8}, a, a, a), "2^31-256");
+}
+
+// ---------------------------------------------------------------------------------------
 // Launchers reject bad input before they touch the GPU, so these run everywhere.
 
 class LauncherValidation : public testing::TestWithParam<hm::Version> {};
 
 TEST_P(LauncherValidation, RejectsBadInputBeforeTouchingTheGpu) {
   const hm::Launcher launch = GetParam().launch;
-  const void* x = fake_address();
-  void* y = const_cast<void*>(fake_address());
+  const void* x = fake_address();  // A and B (the same pointer, which is allowed)
+  void* y = const_cast<void*>(fake_address(uintptr_t(1) << 30));  // C, 1 GiB further
+  const int64_t big = hm::kMaxDim + 8;
   EXPECT_ERROR_CONTAINS(launch({64, 64, 12}, x, x, y, nullptr), "multiple of 8");
   EXPECT_ERROR_CONTAINS(launch({0, 64, 64}, x, x, y, nullptr), "at least 1");
   EXPECT_ERROR_CONTAINS(launch({64, -1, 64}, x, x, y, nullptr), "at least 1");
+  EXPECT_ERROR_CONTAINS(launch({64, 64, 0}, x, x, y, nullptr), "at least 1");
+  EXPECT_ERROR_CONTAINS(launch({64, 64, -8}, x, x, y, nullptr), "at least 1");
+  EXPECT_ERROR_CONTAINS(launch({big, 64, 64}, x, x, y, nullptr), "2^31-256");
+  EXPECT_ERROR_CONTAINS(launch({64, big, 64}, x, x, y, nullptr), "2^31-256");
+  EXPECT_ERROR_CONTAINS(launch({64, 64, big}, x, x, y, nullptr), "2^31-256");
   EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, nullptr, x, y, nullptr), "A is null");
   EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, x, nullptr, y, nullptr), "B is null");
   EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, x, x, nullptr, nullptr), "C is null");
   EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, fake_address(2), x, y, nullptr),
-                        "not 16-byte aligned");
+                        "A is not 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, x, fake_address(8), y, nullptr),
+                        "B is not 16-byte aligned");
+  EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, x, x, static_cast<char*>(y) + 4, nullptr),
+                        "C is not 16-byte aligned");
+  // In place: C = A, and C inside B (x + 8 KiB, in B's 64 × 4096 × 2 bytes).
+  void* in_a = const_cast<void*>(x);
+  EXPECT_ERROR_CONTAINS(launch({64, 64, 64}, x, fake_address(1 << 16), in_a, nullptr),
+                        "C overlaps A");
+  EXPECT_ERROR_CONTAINS(
+      launch({16, 64, 4096}, fake_address(1 << 19), x, static_cast<char*>(in_a) + 8192, nullptr),
+      "C overlaps B");
 }
 
 TEST_P(LauncherValidation, ReportsAMissingOrWrongGpuClearly) {
   const hm::Status gpu = hm::require_sm90();
   if (gpu.ok()) GTEST_SKIP() << "an sm_90 GPU is present; this test covers machines without one";
   const void* x = fake_address();
-  void* y = const_cast<void*>(fake_address());
+  void* y = const_cast<void*>(fake_address(uintptr_t(1) << 30));
   const hm::Status s = GetParam().launch({256, 256, 256}, x, x, y, nullptr);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.message(), gpu.message());
   EXPECT_NE(s.message().find("sm_90"), std::string::npos) << s.message();
+  // Which of the two: no GPU (or no driver) at all, or a GPU of another compute capability.
+  int devices = 0;
+  const bool none = cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0;
+  cudaGetLastError();
+  EXPECT_NE(s.message().find(none ? "no usable CUDA GPU" : "run only on compute capability 9.0"),
+            std::string::npos)
+      << s.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, LauncherValidation, testing::ValuesIn(hm::versions()),

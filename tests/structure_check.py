@@ -67,13 +67,18 @@ def check(version, src):
         if "__launch_bounds__(kThreads, 1)" not in kernel:
             problems.append("setmaxnreg needs __launch_bounds__(kThreads, 1)")
     if number >= 4:
-        if "cudaDevAttrMultiProcessorCount" not in src:
-            problems.append("the persistent grid must come from the SM count")
+        if "hm::stream_sm_count(stream" not in src:
+            problems.append("the persistent grid must come from the stream's SM count "
+                            "(hm::stream_sm_count: fewer than the GPU's in a green context)")
         if number >= 7 and "cudaOccupancyMaxActiveClusters" not in src:
             problems.append("a clustered grid must come from how many clusters fit at once")
+        if "hm::tile_counter(stream" not in src or calls(kernel, "claim_tile") < 1:
+            problems.append("the CTAs must take their tiles from the stream's counter "
+                            "(hm::tile_counter, claim_tile): a fixed share waits for a "
+                            "late CTA when another kernel holds some SMs")
         first_init = kernel.find("mbarrier_init(")
-        # The tile loop; from v8 the loop over a worker's pieces of work.
-        first_tile_loop = kernel.find("for (int tile" if number < 8 else "; next_work<")
+        # The tile loop: the producer's first claim.
+        first_tile_loop = kernel.find("claim_tile(counter")
         if first_init < 0 or first_tile_loop < 0 or first_init > first_tile_loop:
             problems.append("barriers must be initialised once, before the tile loop")
     if number >= 5:

@@ -4,8 +4,14 @@
  *
  *  v3 launched one CTA per tile, so every tile paid for a CTA's start (barrier set-up,
  *  `setmaxnreg`, an empty pipeline to fill) and its epilogue ran with no loads in flight.
- *  v4 launches as many CTAs as the GPU has SMs (fewer when there are fewer tiles); CTA b
- *  takes tiles b, b + grid, b + 2·grid, …  The producer moves on to the next tile's K
+ *  v4 launches as many CTAs as its stream has SMs (a green context may give it fewer than
+ *  the GPU has; fewer CTAs when there are fewer tiles).  Each CTA's producer takes the next
+ *  tile from a counter in global memory, one atomic add per tile, and hands it to the
+ *  consumers through shared memory.  A fixed share per CTA (b, b + grid, …) would be as
+ *  fast on an idle GPU, but when another kernel holds some SMs, the CTAs that find none
+ *  start late and their share then runs after all the others: with 12 SMs taken, v4 took
+ *  ×1.8 longer at 8192³ where cuBLAS took ×1.2 (docs/notes/performance-log.md).  With the
+ *  counter a late CTA finds the tiles taken.  The producer moves on to the next tile's K
  *  slices as soon as a stage is free, so while the consumers run one tile's epilogue the
  *  next tile's loads are already landing.
  *
@@ -31,7 +37,9 @@
 #include "common/device.h"
 #include "common/problem.h"
 #include "common/registry.h"
+#include "common/sms.h"
 #include "common/status.h"
+#include "common/tile_counter.h"
 #include "common/tma.h"
 #include "v4_persistent/matmul.h"
 
@@ -87,6 +95,22 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint32_t bar, uint32_t 
   return done != 0;
 }
 
+/// `atom.global.add.u32` — adds `value` to a word of global memory and returns what it
+/// held before, as one indivisible step among every thread of the GPU.  PTX ISA, parallel
+/// synchronization instructions: atom.
+__device__ __forceinline__ uint32_t atom_add_global(uint32_t* addr, uint32_t value) {
+  uint32_t old;
+  asm volatile("atom.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(addr), "r"(value)
+               : "memory");
+  return old;
+}
+
+/// `st.relaxed.gpu.global.u32` — stores a word of global memory that other CTAs may read
+/// with atomics.  PTX ISA, data movement instructions: st.
+__device__ __forceinline__ void st_relaxed_gpu(uint32_t* addr, uint32_t value) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(addr), "r"(value) : "memory");
+}
+
 /// `mov.u64 %globaltimer` — a nanosecond clock, used only by the bounded wait below.
 __device__ __forceinline__ uint64_t globaltimer() {
   uint64_t ns;
@@ -128,6 +152,37 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       " [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
       "l"(map), "r"(bar), "r"(col), "r"(row)
       : "memory");
+}
+
+/// `st.global.b32` — one 32-bit store to global memory.  PTX ISA, data movement
+/// instructions: st.
+__device__ __forceinline__ void st_global_b32(uint32_t* addr, uint32_t value) {
+  asm volatile("st.global.b32 [%0], %1;" ::"l"(addr), "r"(value) : "memory");
+}
+
+/// `fence.proxy.async.global` — this thread's earlier writes to global memory are visible to
+/// the async proxy (TMA and bulk copies) before its later copies read them.  PTX ISA,
+/// parallel synchronization instructions: membar/fence.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` — copies `bytes`
+/// (a multiple of 16, both addresses 16-byte aligned) from global to shared memory through
+/// the async proxy, as TMA does, and counts them on barrier `bar`.  PTX ISA, data movement
+/// instructions: cp.async.bulk.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes,
+                                          uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+/// `ld.shared.b32` — one 32-bit load from shared memory.
+__device__ __forceinline__ uint32_t ld_shared_b32(uint32_t addr) {
+  uint32_t value;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
+  return value;
 }
 
 /// `elect.sync` — true in exactly one active lane of the warp.  PTX ISA §9.7.13.13.
@@ -281,9 +336,10 @@ constexpr int GROUP_M = HM_GROUP_M;  ///< tile rows per group of the tile order
 
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
 constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: one TMA box [BN][64]
-/// STAGES A and B tiles, a full and an empty barrier per stage, and 1 KiB to round the base
-/// up to a swizzle atom.
-constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) + 1024;
+/// STAGES A and B tiles, a full and an empty barrier per stage, the tile hand-off (two
+/// 16-byte slots and two barriers for each: 64 bytes), and 1 KiB to round the base up to a
+/// swizzle atom.
+constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) + 64 + 1024;
 
 static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
 static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
@@ -309,6 +365,18 @@ __host__ __device__ TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int
   return {first_m + in_group % rows, in_group / rows};
 }
 static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
+
+/// Takes the next tile of the grouped order from the launch's counter, which starts at 0:
+/// the first `tiles` claims of the launch get tiles 0, 1, … in the order they are made, and
+/// the last claim of each of the `claimers` (CTAs) gets `tiles` or more, "none left".  So
+/// there are exactly tiles + claimers claims, and the one that gets the last number sets
+/// the counter back to 0 for the next launch on the stream (which cannot start before
+/// this one has ended).
+__device__ __forceinline__ int claim_tile(uint32_t* counter, int tiles, int claimers) {
+  const uint32_t claim = atom_add_global(counter, 1);
+  if (claim == uint32_t(tiles + claimers - 1)) st_relaxed_gpu(counter, 0);
+  return int(claim);
+}
 
 // =========================================================================================
 // 3. The kernel
@@ -336,12 +404,13 @@ __device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col,
   }
 }
 
-/// C[m,n] = A[m,k] · B[n,k]ᵀ; CTA b computes tiles b, b + gridDim.x, … of the grouped order.
+/// C[m,n] = A[m,k] · B[n,k]ᵀ; each CTA takes tiles of the grouped order from `counter`
+/// (claim_tile()) until none are left.
 template <typename T>
 __global__ void __launch_bounds__(kThreads, 1)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
                   const __grid_constant__ CUtensorMap tma_b, T* __restrict__ c, int m, int n,
-                  int k, int tiles_m, int tiles_n) {
+                  int k, int tiles_m, int tiles_n, uint32_t* __restrict__ counter) {
   // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
@@ -349,6 +418,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t sB = sA + STAGES * kTileABytes;     // [STAGES][BN][64] T, 128B-swizzled
   const uint32_t full = sB + STAGES * kTileBBytes;   // [STAGES] mbarriers, see step 2
   const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
+  const uint32_t tile_full = empty + 8 * STAGES;     // [2] mbarriers, see step 2
+  const uint32_t tile_empty = tile_full + 16;        // [2] mbarriers, see step 2
+  const uint32_t tile_slot = tile_empty + 16;        // [2][16 B]: the tiles handed over
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
@@ -360,10 +432,24 @@ __global__ void __launch_bounds__(kThreads, 1)
   //           parity ((it / STAGES) & 1) ^ 1: the phase the consumers completed when they
   //           released iteration it - STAGES.  On the first pass that is the phase "before"
   //           a fresh barrier, which counts as complete, so the producer does not wait.
+  // The producer claims each tile and hands it to the consumers in a ring of two slots;
+  // `j` counts this CTA's claims, and claim j lives in slot j % 2, with parity (j / 2) & 1
+  // and its complement as above.
+  // tile_full[s]:  1 arrival (the producer's arrive.expect_tx) + the 16 bytes of a bulk
+  //                copy into the slot from this CTA's mailbox in global memory, where the
+  //                producer has just stored the tile: the slot is written through the async
+  //                proxy, as TMA writes a stage.  (A plain store and an arrival would be as
+  //                correct, but racecheck does not take an mbarrier as ordering plain stores
+  //                before plain loads, and reports a race.)
+  // tile_empty[s]: one arrival per consumer warp (4 · kConsumers), once it has read it.
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(full + 8 * s, 1);
       mbarrier_init(empty + 8 * s, 4 * kConsumers);
+    }
+    for (int s = 0; s < 2; ++s) {
+      mbarrier_init(tile_full + 8 * s, 1);
+      mbarrier_init(tile_empty + 8 * s, 4 * kConsumers);
     }
     fence_mbarrier_init();
   }
@@ -375,13 +461,25 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
-    // its first warp fills the ring for every K slice of every tile of this CTA, each stage
-    // as soon as the consumers have released it.  Rows past m or n and columns past k are
-    // zero-filled by TMA and still count as bytes.
+    // its first warp claims tiles until none are left, hands each to the consumers, and
+    // fills the ring for every K slice of it, each stage as soon as the consumers have
+    // released it.  The next tile is claimed as soon as this one is handed over, so the
+    // atomic's round trip hides behind this tile's loads.  Rows past m or n and columns past
+    // k are zero-filled by TMA and still count as bytes.
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      uint32_t* const mailbox = counter + 4 + 8 * blockIdx.x;  // [2][16 B], after the counter
+      int next = claim_tile(counter, tiles, gridDim.x);
+      for (uint32_t j = 0;; ++j) {
+        const int tile = next, slot = j % 2;
+        mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
+        st_global_b32(mailbox + 4 * slot, uint32_t(tile));
+        fence_proxy_async_global();
+        mbarrier_arrive_expect_tx(tile_full + 8 * slot, 16);
+        bulk_load(tile_slot + 16 * slot, mailbox + 4 * slot, 16, tile_full + 8 * slot);
+        if (tile >= tiles) break;
+        next = claim_tile(counter, tiles, gridDim.x);
         const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
           const int s = it % STAGES;
@@ -420,7 +518,15 @@ __global__ void __launch_bounds__(kThreads, 1)
   // cycles per K slice; docs/notes/performance-log.md).  A problem that fits in memory gives
   // a CTA under 10^8 K slices, so the counter does not wrap.
   uint32_t it = 0;
-  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+  for (uint32_t j = 0;; ++j) {
+    // Step 6a: the next tile, from the producer (every lane reads it before lane 0 frees
+    // the slot).
+    const int slot = j % 2;
+    mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
+    const int tile = int(ld_shared_b32(tile_slot + 16 * slot));
+    __syncwarp();
+    if (lane == 0) mbarrier_arrive(tile_empty + 8 * slot);
+    if (tile >= tiles) break;
     const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
     float acc[BN / 2] = {};  // this thread's part of the warpgroup's WM×BN tile
 
@@ -468,10 +574,13 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, void* c,
   // One CTA per SM, or one per tile when there are fewer tiles than SMs.
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
   const int grid = int(std::min<int64_t>(sms, int64_t(tiles_m) * tiles_n));
+  uint32_t* counter = nullptr;  // the stream's, 0 between launches
+  HM_TRY(hm::tile_counter(stream, &counter));
   matmul_kernel<T><<<grid, kThreads, kSmemBytes, stream>>>(
-      tma_a, tma_b, static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m, tiles_n);
+      tma_a, tma_b, static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m, tiles_n,
+      counter);
   HM_CUDA_TRY(cudaGetLastError());
   return hm::Status();
 }

@@ -30,7 +30,9 @@
 #include "common/device.h"
 #include "common/problem.h"
 #include "common/registry.h"
+#include "common/sms.h"
 #include "common/status.h"
+#include "common/tile_counter.h"
 #include "common/tma.h"
 #include "v7_multicast/matmul.h"
 
@@ -84,6 +86,36 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint32_t bar, uint32_t 
       : "r"(bar), "r"(parity)
       : "memory");
   return done != 0;
+}
+
+/// `st.shared.u32` — stores one 32-bit word to shared memory.  PTX ISA, data movement
+/// instructions: st.
+__device__ __forceinline__ void st_shared(uint32_t addr, uint32_t value) {
+  asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
+/// `ld.shared.u32` — loads one 32-bit word from shared memory.  PTX ISA, data movement
+/// instructions: ld.
+__device__ __forceinline__ uint32_t ld_shared(uint32_t addr) {
+  uint32_t value;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
+  return value;
+}
+
+/// `atom.global.add.u32` — adds `value` to a word of global memory and returns what it
+/// held before, as one indivisible step among every thread of the GPU.  PTX ISA, parallel
+/// synchronization instructions: atom.
+__device__ __forceinline__ uint32_t atom_add_global(uint32_t* addr, uint32_t value) {
+  uint32_t old;
+  asm volatile("atom.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(addr), "r"(value)
+               : "memory");
+  return old;
+}
+
+/// `st.relaxed.gpu.global.u32` — stores a word of global memory that other CTAs may read
+/// with atomics.  PTX ISA, data movement instructions: st.
+__device__ __forceinline__ void st_relaxed_gpu(uint32_t* addr, uint32_t value) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(addr), "r"(value) : "memory");
 }
 
 /// `mov.u64 %globaltimer` — a nanosecond clock, used only by the bounded wait below.
@@ -187,9 +219,51 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+/// `st.global.b32` — one 32-bit store to global memory.  PTX ISA, data movement
+/// instructions: st.
+__device__ __forceinline__ void st_global_b32(uint32_t* addr, uint32_t value) {
+  asm volatile("st.global.b32 [%0], %1;" ::"l"(addr), "r"(value) : "memory");
+}
+
+/// `fence.proxy.async.global` — this thread's earlier writes to global memory are visible to
+/// the async proxy (TMA and bulk copies) before its later copies read them.  PTX ISA,
+/// parallel synchronization instructions: membar/fence.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` — copies `bytes`
+/// (a multiple of 16, both addresses 16-byte aligned) from global to shared memory through
+/// the async proxy, as TMA does, and counts them on barrier `bar`.  PTX ISA, data movement
+/// instructions: cp.async.bulk.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes,
+                                          uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+/// `st.async.shared::cluster.mbarrier::complete_tx::bytes.u32` — stores a 32-bit word into
+/// the shared memory of another CTA of the cluster and counts its 4 bytes on that CTA's
+/// barrier `remote_bar`, as a TMA copy counts its bytes (both addresses from
+/// mapa_shared_cluster; a launch without clusters may not use it): who waits on the barrier
+/// sees the word.  PTX ISA, data movement instructions: st.async.
+__device__ __forceinline__ void st_async(uint32_t remote_addr, uint32_t value,
+                                         uint32_t remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];"
+               ::"r"(remote_addr), "r"(value), "r"(remote_bar) : "memory");
+}
+
 /// `st.shared.b32` — one 32-bit store to shared memory.
 __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
+/// `ld.shared.b32` — one 32-bit load from shared memory.
+__device__ __forceinline__ uint32_t ld_shared_b32(uint32_t addr) {
+  uint32_t value;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
+  return value;
 }
 
 /// `mov.u32 %cluster_ctarank` — this CTA's rank inside its cluster.  PTX ISA, special
@@ -217,6 +291,15 @@ __device__ __forceinline__ uint32_t mapa_shared_cluster(uint32_t addr, uint32_t 
 /// PTX ISA §9.7.13.15.13.
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t remote_bar) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
+}
+
+/// `mbarrier.arrive.release.cluster.shared::cluster.b64` — as mbarrier_arrive_cluster(), and
+/// this thread's earlier reads of shared memory are done, for every CTA of the cluster,
+/// before the arrival: the CTA that waits on the barrier may then overwrite what they read.
+/// Once per tile, so its cluster-wide fence costs nothing measurable.  PTX ISA: mbarrier.
+__device__ __forceinline__ void mbarrier_arrive_release_cluster(uint32_t remote_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar)
+               : "memory");
 }
 
 /// `barrier.cluster.arrive.release` — this thread has reached the cluster barrier; its
@@ -404,8 +487,9 @@ constexpr int kBarEpilogue = 2;  ///< + consumer index
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
 constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: a TMA box per CTA
 /// STAGES A and B tiles, the consumers' store buffers, a full and an empty barrier per
-/// stage, and 1 KiB to round the base up to a swizzle atom.
-constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) +
+/// stage, the tile hand-off (two 16-byte slots and two barriers for each: 64 bytes), and
+/// 1 KiB to round the base up to a swizzle atom.
+constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) + 64 +
                            kConsumers * kStoreBuffers * kStoreBytes + 1024;
 
 static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
@@ -450,6 +534,18 @@ __host__ __device__ TileCoord cluster_tile_coord(int tile, int rank, int tiles_m
 }
 static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
 
+/// Takes the next tile of the grouped order from the launch's counter, which starts at 0:
+/// the first `tiles` claims of the launch get tiles 0, 1, … in the order they are made, and
+/// the last claim of each of the `claimers` (CTAs) gets `tiles` or more, "none left".  So
+/// there are exactly tiles + claimers claims, and the one that gets the last number sets
+/// the counter back to 0 for the next launch on the stream (which cannot start before
+/// this one has ended).
+__device__ __forceinline__ int claim_tile(uint32_t* counter, int tiles, int claimers) {
+  const uint32_t claim = atom_add_global(counter, 1);
+  if (claim == uint32_t(tiles + claimers - 1)) st_relaxed_gpu(counter, 0);
+  return int(claim);
+}
+
 // =========================================================================================
 // 3. The kernel
 // =========================================================================================
@@ -476,15 +572,16 @@ __device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col,
   }
 }
 
-/// C[m,n] = A[m,k] · B[n,k]ᵀ; cluster c computes cluster tiles c, c + clusters, … of the
-/// grouped order, its CTA of rank r the r-th BM rows of each.  With kTmaStore, C leaves
+/// C[m,n] = A[m,k] · B[n,k]ᵀ; each cluster takes cluster tiles of the grouped order from
+/// `counter` (claim_tile(), by rank 0) until none are left, its CTA of rank r the r-th BM
+/// rows of each.  With kTmaStore, C leaves
 /// through `tma_c`; without, through `c`.  kCtas = 1 is v6's kernel: no cluster instruction.
 template <typename T, bool kTmaStore, int kCtas>
 __global__ void __launch_bounds__(kThreads, 1)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
                   const __grid_constant__ CUtensorMap tma_b,
                   const __grid_constant__ CUtensorMap tma_c, T* __restrict__ c, int m, int n,
-                  int k, int tiles_m, int tiles_n) {
+                  int k, int tiles_m, int tiles_n, uint32_t* __restrict__ counter) {
   constexpr int kShareB = BN / kCtas;  // rows of B one CTA loads for its whole cluster
   constexpr int kShareBBytes = kShareB * BK * 2;  // one TMA box of B: [kShareB][64]
 
@@ -498,6 +595,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t sC = sB + STAGES * kTileBBytes;     // [kConsumers][kStoreBuffers][WM][64] T
   const uint32_t full = sC + kConsumers * kStoreBuffers * kStoreBytes;  // [STAGES] mbarriers
   const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
+  const uint32_t tile_full = empty + 8 * STAGES;     // [2] mbarriers, see step 2
+  const uint32_t tile_empty = tile_full + 16;        // [2] mbarriers, see step 2
+  const uint32_t tile_slot = tile_empty + 16;        // [2][16 B]: the tiles handed over
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
@@ -511,10 +611,25 @@ __global__ void __launch_bounds__(kThreads, 1)
   //           the producer waits on parity ((it / STAGES) & 1) ^ 1: the phase the consumers
   //           completed when they released iteration it - STAGES.  On the first pass that is
   //           the phase "before" a fresh barrier, which counts as complete, so it does not wait.
+  // The producer of rank 0 claims each cluster tile for the whole cluster and hands it to
+  // every CTA's producer and consumers in a ring of two slots; `j` counts the cluster's
+  // claims, and claim j lives in slot j % 2, with parity (j / 2) & 1 and its complement.
+  // tile_full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + the 4 bytes that
+  //                rank 0's st.async writes into the slot, which count on the barrier as
+  //                TMA bytes do (kCtas = 1, where st.async is not allowed: 16 bytes of a
+  //                bulk copy from this CTA's mailbox in global memory, as in v6).
+  // tile_empty[s]: used in rank 0 only: one arrival per consumer warp and per producer of
+  //                every CTA of the cluster, once it has read the slot (kCtas = 1: the
+  //                consumer warps only).
+  constexpr int kTileReaders = kCtas == 1 ? 4 * kConsumers : (4 * kConsumers + 1) * kCtas;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(full + 8 * s, 1);
       mbarrier_init(empty + 8 * s, 4 * kConsumers * kCtas);
+    }
+    for (int s = 0; s < 2; ++s) {
+      mbarrier_init(tile_full + 8 * s, 1);
+      mbarrier_init(tile_empty + 8 * s, kTileReaders);
     }
     fence_mbarrier_init();
   }
@@ -539,22 +654,46 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   const int k_tiles = (k + BK - 1) / BK;
   const int rank = kCtas > 1 ? int(cluster_ctarank()) : 0;  // our BM rows of a cluster tile
-  const int cluster = blockIdx.x / kCtas;        // clusters are kCtas consecutive CTAs
-  const int clusters = gridDim.x / kCtas;
+  const int clusters = gridDim.x / kCtas;        // clusters are kCtas consecutive CTAs
   const int cluster_rows = (tiles_m + kCtas - 1) / kCtas;
   const int tiles = cluster_rows * tiles_n;      // cluster tiles: kCtas·BM × BN each
 
   if (wg == 0) {
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
-    // its first warp fills the ring for every K slice of every tile of this CTA, each stage
-    // as soon as the consumers of every CTA in the cluster have released it.  It loads this
-    // CTA's A and its share of B, which lands in every CTA of the cluster.  Rows past m or n
+    // its first warp takes the cluster's tiles until none are left (rank 0 claims them and
+    // sends each to every CTA of the cluster), and fills the ring for every K slice of each,
+    // each stage as soon as the consumers of every CTA in the cluster have released it.  It
+    // loads this CTA's A and its share of B, which lands in every CTA of the cluster.  Rows past m or n
     // and columns past k are zero-filled by TMA and still count as bytes; so is a whole tile
     // past m, which the last cluster of an odd tiles_m computes and never stores.
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
-      for (int tile = cluster; tile < tiles; tile += clusters) {
+      uint32_t* const mailbox = counter + 4 + 8 * blockIdx.x;  // [2][16 B], after the counter
+      int next = rank == 0 ? claim_tile(counter, tiles, clusters) : 0;
+      for (uint32_t j = 0;; ++j) {
+        const int slot = j % 2;
+        int tile = next;
+        if constexpr (kCtas == 1) {
+          mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
+          st_global_b32(mailbox + 4 * slot, uint32_t(tile));
+          fence_proxy_async_global();
+          mbarrier_arrive_expect_tx(tile_full + 8 * slot, 16);
+          bulk_load(tile_slot + 16 * slot, mailbox + 4 * slot, 16, tile_full + 8 * slot);
+        } else {
+          mbarrier_arrive_expect_tx(tile_full + 8 * slot, 4);
+          if (rank == 0) {
+            mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
+            for (int r = 0; r < kCtas; ++r)
+              st_async(mapa_shared_cluster(tile_slot + 16 * slot, r), uint32_t(tile),
+                       mapa_shared_cluster(tile_full + 8 * slot, r));
+          }
+          mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
+          tile = int(ld_shared_b32(tile_slot + 16 * slot));
+          mbarrier_arrive_release_cluster(mapa_shared_cluster(tile_empty + 8 * slot, 0));
+        }
+        if (tile >= tiles) break;
+        if (rank == 0) next = claim_tile(counter, tiles, clusters);
         const TileCoord tc =
             cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
         for (int kt = 0; kt < k_tiles; ++kt, ++it) {
@@ -609,7 +748,18 @@ __global__ void __launch_bounds__(kThreads, 1)
         mbarrier_arrive_cluster(mapa_shared_cluster(empty + 8 * stage, r));
   };
   uint32_t it = 0;
-  for (int tile = cluster; tile < tiles; tile += clusters) {
+  for (uint32_t j = 0;; ++j) {
+    // Step 6a: the next cluster tile, from rank 0's producer (every lane reads it before
+    // lane 0 frees the slot, in rank 0).
+    const int slot = j % 2;
+    mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
+    const int tile = int(ld_shared_b32(tile_slot + 16 * slot));
+    __syncwarp();
+    if (lane == 0) {
+      if constexpr (kCtas == 1) mbarrier_arrive(tile_empty + 8 * slot);
+      else mbarrier_arrive_release_cluster(mapa_shared_cluster(tile_empty + 8 * slot, 0));
+    }
+    if (tile >= tiles) break;
     const TileCoord tc = cluster_tile_coord(tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
     float acc[BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill
 
@@ -705,11 +855,14 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   HM_TRY(hm::set_max_dynamic_smem(kernel, kSmemBytes));
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
+  uint32_t* counter = nullptr;  // the stream's, 0 between launches
+  HM_TRY(hm::tile_counter(stream, &counter));
   if constexpr (kCtas == 1) {  // v6's launch: one CTA per SM, or one per tile
     const int grid = int(std::min<int64_t>(sms, int64_t(tiles_m) * tiles_n));
     matmul_kernel<T, kTmaStore, 1><<<grid, kThreads, kSmemBytes, stream>>>(
-        tma_a, tma_b, tma_c, static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m, tiles_n);
+        tma_a, tma_b, tma_c, static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m, tiles_n,
+        counter);
     HM_CUDA_TRY(cudaGetLastError());
     return hm::Status();
   }
@@ -732,14 +885,16 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
     HM_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
     asked_device = device;
   }
-  if (clusters < 1)
+  // The clusters that fit on the stream's SMs (the occupancy query knows only the GPU's).
+  const int fit = std::min(clusters, sms / kCtas);
+  if (fit < 1)
     return hm::Status::error(HM_VERSION ": not even one cluster of " +
                              std::to_string(kCtas) + " CTAs fits on this GPU");
   const int64_t cluster_tiles = int64_t((tiles_m + kCtas - 1) / kCtas) * tiles_n;
-  config.gridDim = dim3(unsigned(kCtas * std::min<int64_t>(clusters, cluster_tiles)));
+  config.gridDim = dim3(unsigned(kCtas * std::min<int64_t>(fit, cluster_tiles)));
   HM_CUDA_TRY(cudaLaunchKernelEx(&config, &matmul_kernel<T, kTmaStore, kCtas>, tma_a, tma_b, tma_c,
                                  static_cast<T*>(c), int(p.m), int(p.n), int(p.k), tiles_m,
-                                 tiles_n));
+                                 tiles_n, counter));
   return hm::Status();
 }
 

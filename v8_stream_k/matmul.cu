@@ -35,7 +35,9 @@
 #include "common/device.h"
 #include "common/problem.h"
 #include "common/registry.h"
+#include "common/sms.h"
 #include "common/status.h"
+#include "common/tile_counter.h"
 #include "common/tma.h"
 #include "v8_stream_k/matmul.h"
 
@@ -89,6 +91,34 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint32_t bar, uint32_t 
       : "r"(bar), "r"(parity)
       : "memory");
   return done != 0;
+}
+
+/// `st.shared.u32` — stores one 32-bit word to shared memory.
+__device__ __forceinline__ void st_shared(uint32_t addr, uint32_t value) {
+  asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
+/// `ld.shared.u32` — loads one 32-bit word from shared memory.
+__device__ __forceinline__ uint32_t ld_shared(uint32_t addr) {
+  uint32_t value;
+  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
+  return value;
+}
+
+/// `atom.global.add.u32` — adds `value` to a word of global memory and returns what it
+/// held before, as one indivisible step among every thread of the GPU.  PTX ISA, parallel
+/// synchronization instructions: atom.
+__device__ __forceinline__ uint32_t atom_add_global(uint32_t* addr, uint32_t value) {
+  uint32_t old;
+  asm volatile("atom.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(addr), "r"(value)
+               : "memory");
+  return old;
+}
+
+/// `st.relaxed.gpu.global.u32` — stores a word of global memory that other CTAs may read
+/// with atomics.  PTX ISA, data movement instructions: st.
+__device__ __forceinline__ void st_relaxed_gpu(uint32_t* addr, uint32_t value) {
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(addr), "r"(value) : "memory");
 }
 
 /// `mov.u64 %globaltimer` — a nanosecond clock, used only by the bounded wait below.
@@ -192,9 +222,51 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
+/// `st.global.b32` — one 32-bit store to global memory.  PTX ISA, data movement
+/// instructions: st.
+__device__ __forceinline__ void st_global_b32(uint32_t* addr, uint32_t value) {
+  asm volatile("st.global.b32 [%0], %1;" ::"l"(addr), "r"(value) : "memory");
+}
+
+/// `fence.proxy.async.global` — this thread's earlier writes to global memory are visible to
+/// the async proxy (TMA and bulk copies) before its later copies read them.  PTX ISA,
+/// parallel synchronization instructions: membar/fence.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;" ::: "memory");
+}
+
+/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` — copies `bytes`
+/// (a multiple of 16, both addresses 16-byte aligned) from global to shared memory through
+/// the async proxy, as TMA does, and counts them on barrier `bar`.  PTX ISA, data movement
+/// instructions: cp.async.bulk.
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes,
+                                          uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+      ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+}
+
+/// `st.async.shared::cluster.mbarrier::complete_tx::bytes.u32` — stores a 32-bit word into
+/// the shared memory of another CTA of the cluster and counts its 4 bytes on that CTA's
+/// barrier `remote_bar`, as a TMA copy counts its bytes (both addresses from
+/// mapa_shared_cluster; a launch without clusters may not use it): who waits on the barrier
+/// sees the word.  PTX ISA, data movement instructions: st.async.
+__device__ __forceinline__ void st_async(uint32_t remote_addr, uint32_t value,
+                                         uint32_t remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];"
+               ::"r"(remote_addr), "r"(value), "r"(remote_bar) : "memory");
+}
+
 /// `st.shared.b32` — one 32-bit store to shared memory.
 __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
+/// `ld.shared.b32` — one 32-bit load from shared memory.
+__device__ __forceinline__ uint32_t ld_shared_b32(uint32_t addr) {
+  uint32_t value;
+  asm volatile("ld.shared.b32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
+  return value;
 }
 
 /// `mov.u32 %cluster_ctarank` — this CTA's rank inside its cluster.  PTX ISA, special
@@ -222,6 +294,15 @@ __device__ __forceinline__ uint32_t mapa_shared_cluster(uint32_t addr, uint32_t 
 /// PTX ISA §9.7.13.15.13.
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t remote_bar) {
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote_bar) : "memory");
+}
+
+/// `mbarrier.arrive.release.cluster.shared::cluster.b64` — as mbarrier_arrive_cluster(), and
+/// this thread's earlier reads of shared memory are done, for every CTA of the cluster,
+/// before the arrival: the CTA that waits on the barrier may then overwrite what they read.
+/// Once per tile, so its cluster-wide fence costs nothing measurable.  PTX ISA: mbarrier.
+__device__ __forceinline__ void mbarrier_arrive_release_cluster(uint32_t remote_bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote_bar)
+               : "memory");
 }
 
 /// `barrier.cluster.arrive.release` — this thread has reached the cluster barrier; its
@@ -531,9 +612,10 @@ __host__ __device__ constexpr int stages_for(int bn, bool transposed) {
   return transposed ? kSmallMRingBytes / (kTileABytes + bn * BK * 2) : STAGES;
 }
 /// The stages' A and B tiles, the consumers' store buffers (with TMA stores), a full and an
-/// empty barrier per stage, and 1 KiB to round the base up to a swizzle atom.
+/// empty barrier per stage, the tile hand-off (two 16-byte slots and two barriers for
+/// each: 64 bytes), and 1 KiB to round the base up to a swizzle atom.
 __host__ __device__ constexpr int smem_bytes(int bn, bool transposed, bool tma_store) {
-  return stages_for(bn, transposed) * (kTileABytes + bn * BK * 2 + 16) +
+  return stages_for(bn, transposed) * (kTileABytes + bn * BK * 2 + 16) + 64 +
          (tma_store ? kConsumers * kStoreBuffers * kStoreBytes : 0) + 1024;
 }
 constexpr int kSmemBytes = smem_bytes(BN, false, true);  ///< the largest, listed in kConfig
@@ -583,6 +665,18 @@ static_assert(kSmemBytes <= 227 * 1024 && smem_bytes(64, true, false) <= 227 * 1
                   smem_bytes(128, true, false) <= 227 * 1024 &&
                   smem_bytes(BN, true, false) <= 227 * 1024,
               "more shared memory than one CTA may have");
+
+/// Takes the next tile of the grouped order from the launch's counter, which starts at 0:
+/// the first `tiles` claims of the launch get tiles 0, 1, … in the order they are made, and
+/// the last claim of each of the `claimers` (CTAs) gets `tiles` or more, "none left".  So
+/// there are exactly tiles + claimers claims, and the one that gets the last number sets
+/// the counter back to 0 for the next launch on the stream (which cannot start before
+/// this one has ended).
+__device__ __forceinline__ int claim_tile(uint32_t* counter, int tiles, int claimers) {
+  const uint32_t claim = atom_add_global(counter, 1);
+  if (claim == uint32_t(tiles + claimers - 1)) st_relaxed_gpu(counter, 0);
+  return int(claim);
+}
 
 /// Stream-K.  A unit's share of a 128 × 256 tile is at least this many K slices: a smaller
 /// piece costs a whole partial tile's write and read for little work (CUTLASS's stream-K
@@ -707,20 +801,6 @@ __host__ __device__ bool work_unit(const Schedule& s, int worker, int u, WorkUni
   return true;
 }
 
-/// The `u`-th piece of work of worker `worker` in a kernel built with stream-K (work_unit())
-/// or without: then every piece is a whole tile, worker, + workers, … (v7's schedule), and
-/// the compiler sees that each starts at K slice 0.
-template <bool kStreamK>
-__host__ __device__ bool next_work(const Schedule& s, int worker, int u, WorkUnit* w) {
-  if constexpr (kStreamK) {
-    return work_unit(s, worker, u, w);
-  } else {
-    const int64_t tile = worker + int64_t(u) * s.workers;
-    *w = {int(tile), 0, s.k_tiles};
-    return tile < s.tiles;
-  }
-}
-
 // =========================================================================================
 // 3. The kernel
 // =========================================================================================
@@ -763,14 +843,15 @@ __device__ __forceinline__ void store_pair_transposed(T* c, int m, int n, int ro
 /// are the workspace (unused without stream-K units).  Tiles are kBN columns wide.  With
 /// kTransposed, the small-M kernel: `c` receives the transpose of the m×n result (the
 /// launcher passes Cᵀ's sizes, B as A and A as B).  Without kStreamK every piece is a whole
-/// tile, and the stream-K code is not compiled in.
+/// tile that the cluster takes from `counter` (claim_tile(), as in v7), and the stream-K
+/// code is not compiled in.
 template <typename T, int kBN, bool kTransposed, bool kTmaStore, int kCtas, bool kStreamK>
 __global__ void __launch_bounds__(kThreads, 1)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
                   const __grid_constant__ CUtensorMap tma_b,
                   const __grid_constant__ CUtensorMap tma_c, T* __restrict__ c, int m, int n,
                   int tiles_m, int tiles_n, const Schedule sched, uint32_t* __restrict__ flags,
-                  float4* __restrict__ partials) {
+                  float4* __restrict__ partials, uint32_t* __restrict__ counter) {
   constexpr int kStages = stages_for(kBN, kTransposed);  // K slices in the ring
   constexpr int kTileBBytes = kBN * BK * 2;  // one stage of B, bytes: a TMA box per CTA
   constexpr int kShareB = kBN / kCtas;  // rows of B one CTA loads for its whole cluster
@@ -787,6 +868,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t full =                              // [kStages] mbarriers
       sC + (kTmaStore ? kConsumers * kStoreBuffers * kStoreBytes : 0);
   const uint32_t empty = full + 8 * kStages;         // [kStages] mbarriers, see step 2
+  const uint32_t tile_full = empty + 8 * kStages;    // [2] mbarriers, see step 2
+  const uint32_t tile_empty = tile_full + 16;        // [2] mbarriers, see step 2
+  const uint32_t tile_slot = tile_empty + 16;        // [2][16 B]: the tiles handed over
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
@@ -800,10 +884,26 @@ __global__ void __launch_bounds__(kThreads, 1)
   //           the producer waits on parity ((it / kStages) & 1) ^ 1: the phase the consumers
   //           completed when they released iteration it - kStages.  On the first pass that is
   //           the phase "before" a fresh barrier, which counts as complete, so it does not wait.
+  // Without stream-K, the producer of rank 0 claims each cluster tile for the whole cluster
+  // and hands it to every CTA's producer and consumers in a ring of two slots; `j` counts the
+  // cluster's claims, and claim j lives in slot j % 2, with parity (j / 2) & 1 and its
+  // complement.
+  // tile_full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + the 4 bytes that
+  //                rank 0's st.async writes into the slot, which count on the barrier as
+  //                TMA bytes do (kCtas = 1, where st.async is not allowed: 16 bytes of a
+  //                bulk copy from this CTA's mailbox in global memory, as in v6).
+  // tile_empty[s]: used in rank 0 only: one arrival per consumer warp and per producer of
+  //                every CTA of the cluster, once it has read the slot (kCtas = 1: the
+  //                consumer warps only).
+  constexpr int kTileReaders = kCtas == 1 ? 4 * kConsumers : (4 * kConsumers + 1) * kCtas;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full + 8 * s, 1);
       mbarrier_init(empty + 8 * s, 4 * kConsumers * kCtas);
+    }
+    for (int s = 0; s < 2; ++s) {
+      mbarrier_init(tile_full + 8 * s, 1);
+      mbarrier_init(tile_empty + 8 * s, kTileReaders);
     }
     fence_mbarrier_init();
   }
@@ -827,20 +927,52 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
   };
   const int rank = kCtas > 1 ? int(cluster_ctarank()) : 0;  // our BM rows of a cluster tile
-  const int cluster = blockIdx.x / kCtas;        // clusters are kCtas consecutive CTAs
+  const int cluster = blockIdx.x / kCtas;        // this cluster's stream-K worker
+  const int clusters = gridDim.x / kCtas;        // clusters are kCtas consecutive CTAs
 
   if (wg == 0) {
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
-    // its first warp fills the ring for every K slice of every piece of work, each stage
-    // as soon as the consumers of every CTA in the cluster have released it.  It loads this
+    // its first warp takes the pieces of work (with stream-K, its unit's from work_unit();
+    // without, the cluster tiles that rank 0 claims and sends to every CTA of the cluster,
+    // until none are left) and fills the ring for every K slice of each, each stage as
+    // soon as the consumers of every CTA in the cluster have released it.  It loads this
     // CTA's A and its share of B, which lands in every CTA of the cluster.  Rows past m or n
     // and columns past k are zero-filled by TMA and still count as bytes; so is a whole tile
     // past m, which the last cluster of an odd tiles_m computes and never stores.
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
+      uint32_t* const mailbox = counter + 4 + 8 * blockIdx.x;  // [2][16 B], after the counter
+      int next = !kStreamK && rank == 0 ? claim_tile(counter, sched.tiles, clusters) : 0;
       WorkUnit w;
-      for (int u = 0; next_work<kStreamK>(sched, cluster, u, &w); ++u) {
+      for (uint32_t j = 0;; ++j) {
+        if constexpr (kStreamK) {
+          if (!work_unit(sched, cluster, int(j), &w)) break;
+        } else {
+          const int slot = j % 2;
+          int tile = next;
+          if constexpr (kCtas == 1) {
+            mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
+            st_global_b32(mailbox + 4 * slot, uint32_t(tile));
+            fence_proxy_async_global();
+            mbarrier_arrive_expect_tx(tile_full + 8 * slot, 16);
+            bulk_load(tile_slot + 16 * slot, mailbox + 4 * slot, 16, tile_full + 8 * slot);
+          } else {
+            mbarrier_arrive_expect_tx(tile_full + 8 * slot, 4);
+            if (rank == 0) {
+              mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
+              for (int r = 0; r < kCtas; ++r)
+                st_async(mapa_shared_cluster(tile_slot + 16 * slot, r), uint32_t(tile),
+                         mapa_shared_cluster(tile_full + 8 * slot, r));
+            }
+            mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
+            tile = int(ld_shared_b32(tile_slot + 16 * slot));
+            mbarrier_arrive_release_cluster(mapa_shared_cluster(tile_empty + 8 * slot, 0));
+          }
+          if (tile >= sched.tiles) break;
+          if (rank == 0) next = claim_tile(counter, sched.tiles, clusters);
+          w = {tile, 0, sched.k_tiles};
+        }
         const TileCoord tc =
             cluster_tile_coord(w.tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
         for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
@@ -896,7 +1028,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   uint32_t it = 0;
   WorkUnit w;
-  for (int u = 0; next_work<kStreamK>(sched, cluster, u, &w); ++u) {
+  for (uint32_t j = 0;; ++j) {
+    if constexpr (kStreamK) {
+      if (!work_unit(sched, cluster, int(j), &w)) break;
+    } else {
+      // Step 6a: the next cluster tile, from rank 0's producer (every lane reads it before
+      // lane 0 frees the slot, in rank 0).
+      const int slot = j % 2;
+      mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
+      const int tile = int(ld_shared_b32(tile_slot + 16 * slot));
+      __syncwarp();
+      if (lane == 0) {
+        if constexpr (kCtas == 1) mbarrier_arrive(tile_empty + 8 * slot);
+        else mbarrier_arrive_release_cluster(mapa_shared_cluster(tile_empty + 8 * slot, 0));
+      }
+      if (tile >= sched.tiles) break;
+      w = {tile, 0, sched.k_tiles};
+    }
     const TileCoord tc = cluster_tile_coord(w.tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
     float acc[kBN / 2];  // this thread's part of the warpgroup's WM×kBN tile; no zero-fill
 
@@ -1111,6 +1259,14 @@ hm::Status cached_workspace(int device, cudaStream_t stream, size_t bytes, void*
   const std::lock_guard<std::mutex> hold(lock);
   std::pair<void*, size_t>& entry = cache[{device, stream}];
   if (entry.second < bytes) {
+    // An allocation captured into a CUDA graph exists only while the graph runs, and the
+    // cache would keep its address for the stream's direct launches: refuse, clearly.
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    HM_CUDA_TRY(cudaStreamIsCapturing(stream, &capturing));
+    if (capturing != cudaStreamCaptureStatusNone)
+      return hm::Status::error(HM_VERSION ": the first stream-K launch on a stream allocates "
+                               "its workspace, which a CUDA graph cannot capture: launch once "
+                               "on the stream before capturing, or pass a workspace");
     if (entry.first) HM_CUDA_TRY(cudaFreeAsync(entry.first, stream));
     entry = {nullptr, 0};
     HM_CUDA_TRY(cudaMallocAsync(&entry.first, bytes, stream));
@@ -1127,6 +1283,7 @@ struct Launch {
   size_t bytes;            ///< its size
   bool cached;             ///< take the stream's from cached_workspace() instead
   const Schedule* forced;  ///< the tests' schedule, or null for make_schedule()'s
+  int sms;                 ///< the SMs of the launch's stream: run() sets it
 };
 
 /// Schedules the work on as many clusters of kCtas CTAs as fit on the GPU at once, raises
@@ -1142,9 +1299,9 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   const void* kernel = reinterpret_cast<const void*>(
       &matmul_kernel<T, kBN, kTransposed, kTmaStore, kCtas, true>);
   HM_TRY(hm::set_max_dynamic_smem(kernel, kSmem));
-  int device = 0, sms = 0;
+  int device = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = how.sms;
 
   cudaLaunchAttribute cluster_shape = {};
   cluster_shape.id = cudaLaunchAttributeClusterDimension;
@@ -1166,17 +1323,19 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
     HM_CUDA_TRY(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
     asked_device = device;
   }
-  if (clusters < 1)
+  // The clusters that fit on the stream's SMs (the occupancy query knows only the GPU's).
+  const int fit = std::min(clusters, sms / kCtas);
+  if (fit < 1)
     return hm::Status::error(HM_VERSION ": not even one cluster of " +
                              std::to_string(kCtas) + " CTAs fits on this GPU");
 
   const int cluster_tiles = (tiles_m + kCtas - 1) / kCtas * tiles_n;
   const int k_tiles = int((p.k + BK - 1) / BK);
   const Schedule sched = how.forced ? *how.forced
-                                    : make_schedule(cluster_tiles, k_tiles, clusters,
+                                    : make_schedule(cluster_tiles, k_tiles, fit,
                                                     {kTransposed, kBN});
   if (sched.tiles != cluster_tiles || sched.k_tiles != k_tiles || sched.workers < 1 ||
-      sched.workers > clusters || sched.units > sched.workers || sched.sk_tiles > sched.tiles ||
+      sched.workers > fit || sched.units > sched.workers || sched.sk_tiles > sched.tiles ||
       (sched.units > 0) != (sched.sk_tiles > 0) || sched.min_slices < 1)
     return hm::Status::error(HM_VERSION ": a schedule that does not fit this problem or GPU");
   const int ctas = kCtas * sched.workers;
@@ -1200,8 +1359,11 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
       HM_TRY(hm::set_max_dynamic_smem(reinterpret_cast<const void*>(run_kernel), kSmem));
     }
   }
+  uint32_t* counter = nullptr;  // the stream's, 0 between launches (whole tiles only)
+  if (sched.units == 0 && !kTransposed) HM_TRY(hm::tile_counter(stream, &counter));
   HM_CUDA_TRY(cudaLaunchKernelEx(&config, run_kernel, tma_a, tma_b, tma_c, static_cast<T*>(c),
-                                 int(p.m), int(p.n), tiles_m, tiles_n, sched, flags, partials));
+                                 int(p.m), int(p.n), tiles_m, tiles_n, sched, flags, partials,
+                                 counter));
   return hm::Status();
 }
 
@@ -1236,9 +1398,10 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
 hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, const Launch& how,
                cudaStream_t stream) {
   HM_TRY(hm::validate_launch(p, a, b, c));
-  int device = 0, sms = 0;
-  HM_CUDA_TRY(cudaGetDevice(&device));
-  HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int sms = 0;
+  HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
+  Launch with = how;
+  with.sms = sms;
   // Small M: the kernel computes Cᵀ = B·Aᵀ, N × M, with B's rows along its BM side.
   const Tiling tiling = choose_tiling(p.m, p.n, sms);
   hm::Problem q = p;  // the kernel's problem
@@ -1277,26 +1440,26 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
                            &tma_c));
   const int tm = int(tiles_m), tn = int(tiles_n);
   if (p.dtype == hm::DType::bf16)
-    return launch_for<__nv_bfloat16>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, how,
+    return launch_for<__nv_bfloat16>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, with,
                                      stream);
-  return launch_for<__half>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, how, stream);
+  return launch_for<__half>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, with, stream);
 }
 
 /// Computes C = A·Bᵀ on `stream`, or returns an error without launching anything; the
 /// workspace, where the schedule needs one, comes from the cache of cached_workspace().
 hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
                   cudaStream_t stream) {
-  return run(p, a, b, c, {nullptr, 0, true, nullptr}, stream);
+  return run(p, a, b, c, {nullptr, 0, true, nullptr, 0}, stream);
 }
 
 hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c, void* workspace,
                   size_t bytes, cudaStream_t stream) {
-  return run(p, a, b, c, {workspace, bytes, false, nullptr}, stream);
+  return run(p, a, b, c, {workspace, bytes, false, nullptr, 0}, stream);
 }
 
 hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
                   const Schedule& forced, cudaStream_t stream) {
-  return run(p, a, b, c, {nullptr, 0, true, &forced}, stream);
+  return run(p, a, b, c, {nullptr, 0, true, &forced, 0}, stream);
 }
 
 }  // namespace v8_stream_k

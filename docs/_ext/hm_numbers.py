@@ -32,7 +32,14 @@ And one directive:
    Every decode shape of PROTOCOL's results in DTYPE, one row each: cuBLAS's share of the
    read bandwidth, and for each IMPL (by default the last two versions in those results) its
    ratio to cuBLAS and its share; a last row gives the geometric mean of each IMPL's ratios.
+
+.. hm-sms-table:: DTYPE SHAPE
+   scripts/fewer_sms.sh's recorded table (results/h200/fewer_sms/table.json) at one shape,
+   one row per implementation: in each green context its slowdown against the whole GPU and,
+   in brackets, that over the ideal 132 / SMs; beside the busy kernel its slowdown and, in
+   brackets, that over cuBLAS's own slowdown in the same run.
 """
+import json
 import os
 import sys
 
@@ -267,6 +274,49 @@ class HbmTableDirective(Directive):
         return node.children
 
 
+class SmsTableDirective(Directive):
+    """``.. hm-sms-table:: DTYPE SHAPE`` (see the module's docstring)."""
+    required_arguments = 2
+
+    def run(self):
+        app = self.state.document.settings.env.app
+        dtype, shape = self.arguments
+        results = os.path.join(os.path.dirname(app.config.hm_results), "fewer_sms")
+        try:
+            with open(os.path.join(results, "table.json")) as f:
+                rows = [r for r in json.load(f) if r["dtype"] == dtype and r["shape"] == shape]
+            with open(os.path.join(results, f"{dtype}_{shape.split('x')[0]}_all.json")) as f:
+                env = json.load(f)["environment"]
+        except (OSError, ValueError, KeyError) as e:
+            raise self.error(f"hm-sms-table: results/h200/fewer_sms: {e}")
+        if not rows:
+            raise self.error(f"hm-sms-table: no {dtype} {shape} rows in results/h200/fewer_sms")
+        cases = sorted({(r["case"], r["sms"]) for r in rows},
+                       key=lambda c: (c[0] != "green", -c[1] if c[0] == "green" else c[1]))
+        names = list(dict.fromkeys(r["version"] for r in rows))
+        at = {(r["version"], r["case"], r["sms"]): r for r in rows}
+        out = [".. list-table::", "   :header-rows: 1", "", "   * - implementation"]
+        for kind, sms in cases:
+            ref = at[("cublas", kind, sms)]["reference"]
+            out += [f"     - green context of {sms} SMs (ideal ×{ref:.2f})" if kind == "green"
+                    else f"     - another kernel on {sms} SMs (cuBLAS ×{ref:.2f})"]
+        for name in names:
+            out += [f"   * - {name}"]
+            for kind, sms in cases:
+                r = at.get((name, kind, sms))
+                out += [f"     - ×{r['slowdown']:.2f} ({r['over_reference']:.2f})" if r else "     - —"]
+        out += ["", f"*{dtype} {shape.replace('x', '×')}:* ``results/h200/fewer_sms``, commit "
+                f"{env.get('commit', '?')[:7]}, ``scripts/fewer_sms.sh`` (3 rounds of 20 "
+                "launches, each after 300 ms of settling).  *Each cell: the time over the time "
+                "on the whole GPU in the same protocol, and in brackets that slowdown over the "
+                "ideal (green contexts) or over cuBLAS's (beside the other kernel); at most "
+                "1.05 and 1.00 are the targets.*"]
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(out, source=self.name), node)
+        return node.children
+
+
 def setup(app):
     for name, fn in (("hm-ratio", ratio), ("hm-vs", vs), ("hm-gain", gain),
                      ("hm-geomean", geomean_role), ("hm-range", range_role), ("hm-tflops", tflops),
@@ -274,4 +324,5 @@ def setup(app):
                      ("hm-commit", commit)):
         app.add_role(name, _role(fn))
     app.add_directive("hm-hbm-table", HbmTableDirective)
+    app.add_directive("hm-sms-table", SmsTableDirective)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
