@@ -496,7 +496,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Step 6a: the next tile, from the producer.  Lane 0 of each warp reads the slot, frees
     // it and passes the tile to the other lanes with a shuffle: an arrival releases the
     // arriving thread's own accesses, so the thread that frees the slot is the one that
-    // read it (read by every lane, the slot is a race to compute-sanitizer's racecheck).
+    // read it (read by every lane and freed by lane 0 after a __syncwarp, racecheck
+    // reported the slot as a race).
     const int slot = j % 2;
     mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
     uint32_t claimed = 0;
