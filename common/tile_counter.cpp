@@ -27,12 +27,9 @@ Status tile_counter(cudaStream_t stream, uint32_t** counter) {
                            "its tile counter, which a CUDA graph cannot capture: launch once "
                            "on the stream before capturing");
     }
-    int sms = 0;
-    HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    const size_t bytes = tile_counter_bytes(sms);
     void* memory = nullptr;
-    HM_CUDA_TRY(cudaMallocAsync(&memory, bytes, stream));
-    HM_CUDA_TRY(cudaMemsetAsync(memory, 0, bytes, stream));
+    HM_CUDA_TRY(cudaMallocAsync(&memory, sizeof(uint32_t), stream));
+    HM_CUDA_TRY(cudaMemsetAsync(memory, 0, sizeof(uint32_t), stream));
     entry = static_cast<uint32_t*>(memory);
   }
   *counter = entry;

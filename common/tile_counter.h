@@ -20,17 +20,11 @@
 
 namespace hm {
 
-/// The bytes behind a tile counter on a GPU of `sms` SMs: the counter in the first 16, then
-/// a mailbox of two 16-byte slots for each CTA there may be (one per SM), through which a
-/// CTA's producer hands a claimed tile to its consumers with a bulk copy.
-constexpr size_t tile_counter_bytes(int sms) { return 16 + 32 * size_t(sms); }
-
-/// The tile counter of `stream` on the current device, 0 between launches, with the CTAs'
-/// mailboxes after it (tile_counter_bytes()): one per device and stream (and per host thread
-/// for cudaStreamPerThread), allocated and zeroed in stream order on the stream's first
-/// launch and kept for the process.  The first call for a stream that is being captured
-/// into a CUDA graph is an error: the graph would own the allocation (launch once on the
-/// stream before capturing).
+/// The tile counter of `stream` on the current device, 0 between launches: one 32-bit word
+/// per device and stream (and per host thread for cudaStreamPerThread), allocated and zeroed
+/// in stream order on the stream's first launch and kept for the process.  The first call
+/// for a stream that is being captured into a CUDA graph is an error: the graph would own
+/// the allocation (launch once on the stream before capturing).
 Status tile_counter(cudaStream_t stream, uint32_t** counter);
 
 }  // namespace hm

@@ -64,15 +64,11 @@ if [ -x build/debug/hopper-matmul ]; then
   # computes the reference in the same process.
   # racecheck's known failures are run all the same and reported as KNOWN, not failed (the
   # performance log, "Issue 15", has the runs):
-  #  - v4 and v5 everywhere: racecheck reports the tile hand-off (the producer's bulk copy of
-  #    the claimed tile into the slot, the consumers' loads of it) as a race, because it does
-  #    not take the mbarriers between them as ordering; memcheck and synccheck are clean.
   #  - v4 to v8 at 1000 × 12296 × 520 (several tiles per CTA), and v8 at 200 × 264 × 136 and
   #    64 × 264 × 1032: "Internal Sanitizer Error: failed to handle a hardware exception",
   #    also on the code before the tile counter, and with the bounded waits at 120 s.
   known_race() {  # known_race VERSION SHAPE: the reason, or nothing
     case "$1 $2" in
-      v4_persistent\ * | v5_async_wgmma\ *) echo "racecheck and the tile hand-off" ;;
       v[4-8]_*\ 1000x12296x520) echo "racecheck's internal error" ;;
       v8_stream_k\ 200x264x136 | v8_stream_k\ 64x264x1032) echo "racecheck's internal error" ;;
     esac

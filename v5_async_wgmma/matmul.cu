@@ -152,28 +152,9 @@ __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t count) 
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
 }
 
-/// `st.global.b32` — one 32-bit store to global memory.  PTX ISA, data movement
-/// instructions: st.
-__device__ __forceinline__ void st_global_b32(uint32_t* addr, uint32_t value) {
-  asm volatile("st.global.b32 [%0], %1;" ::"l"(addr), "r"(value) : "memory");
-}
-
-/// `fence.proxy.async.global` — this thread's earlier writes to global memory are visible to
-/// the async proxy (TMA and bulk copies) before its later copies read them.  PTX ISA,
-/// parallel synchronization instructions: membar/fence.
-__device__ __forceinline__ void fence_proxy_async_global() {
-  asm volatile("fence.proxy.async.global;" ::: "memory");
-}
-
-/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` — copies `bytes`
-/// (a multiple of 16, both addresses 16-byte aligned) from global to shared memory through
-/// the async proxy, as TMA does, and counts them on barrier `bar`.  PTX ISA, data movement
-/// instructions: cp.async.bulk.
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes,
-                                          uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
+/// `st.shared.b32` — one 32-bit store to shared memory.
+__device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
 }
 
 /// `ld.shared.b32` — one 32-bit load from shared memory.
@@ -338,9 +319,9 @@ constexpr int kBarConsumers = 1;
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
 constexpr int kTileBBytes = BN * BK * 2;  ///< one stage of B, bytes: one TMA box [BN][64]
 /// STAGES A and B tiles, a full and an empty barrier per stage, the tile hand-off (two
-/// 16-byte slots and two barriers for each: 64 bytes), and 1 KiB to round the base up to a
+/// slots and two barriers for each: 40 bytes), and 1 KiB to round the base up to a
 /// swizzle atom.
-constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) + 64 + 1024;
+constexpr int kSmemBytes = STAGES * (kTileABytes + kTileBBytes + 16) + 40 + 1024;
 
 static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
 static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
@@ -421,7 +402,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t empty = full + 8 * STAGES;          // [STAGES] mbarriers, see step 2
   const uint32_t tile_full = empty + 8 * STAGES;     // [2] mbarriers, see step 2
   const uint32_t tile_empty = tile_full + 16;        // [2] mbarriers, see step 2
-  const uint32_t tile_slot = tile_empty + 16;        // [2][16 B]: the tiles handed over
+  const uint32_t tile_slot = tile_empty + 16;        // [2] int: the tiles handed over
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
@@ -436,13 +417,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   // The producer claims each tile and hands it to the consumers in a ring of two slots;
   // `j` counts this CTA's claims, and claim j lives in slot j % 2, with parity (j / 2) & 1
   // and its complement as above.
-  // tile_full[s]:  1 arrival (the producer's arrive.expect_tx) + the 16 bytes of a bulk
-  //                copy into the slot from this CTA's mailbox in global memory, where the
-  //                producer has just stored the tile: the slot is written through the async
-  //                proxy, as TMA writes a stage.  (A plain store and an arrival would be as
-  //                correct, but racecheck does not take an mbarrier as ordering plain stores
-  //                before plain loads, and reports a race.)
-  // tile_empty[s]: one arrival per consumer warp (4 · kConsumers), once it has read it.
+  // tile_full[s]:  1 arrival, the producer's, once it has written the slot.
+  // tile_empty[s]: one arrival per consumer warp (4 · kConsumers), by the lane that read
+  //                the slot for the warp.
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbarrier_init(full + 8 * s, 1);
@@ -470,15 +447,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
-      uint32_t* const mailbox = counter + 4 + 8 * blockIdx.x;  // [2][16 B], after the counter
       int next = claim_tile(counter, tiles, gridDim.x);
       for (uint32_t j = 0;; ++j) {
         const int tile = next, slot = j % 2;
         mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
-        st_global_b32(mailbox + 4 * slot, uint32_t(tile));
-        fence_proxy_async_global();
-        mbarrier_arrive_expect_tx(tile_full + 8 * slot, 16);
-        bulk_load(tile_slot + 16 * slot, mailbox + 4 * slot, 16, tile_full + 8 * slot);
+        st_shared_b32(tile_slot + 4 * slot, uint32_t(tile));
+        mbarrier_arrive(tile_full + 8 * slot);
         if (tile >= tiles) break;
         next = claim_tile(counter, tiles, gridDim.x);
         const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
@@ -520,13 +494,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   // a CTA under 10^8 K slices, so the counter does not wrap.
   uint32_t it = 0;
   for (uint32_t j = 0;; ++j) {
-    // Step 6a: the next tile, from the producer (every lane reads it before lane 0 frees
-    // the slot).
+    // Step 6a: the next tile, from the producer.  Lane 0 of each warp reads the slot, frees
+    // it and passes the tile to the other lanes with a shuffle: an arrival releases the
+    // arriving thread's own accesses, so the thread that frees the slot is the one that
+    // read it (read by every lane and freed by lane 0 after a __syncwarp, racecheck
+    // reported the slot as a race).
     const int slot = j % 2;
     mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
-    const int tile = int(ld_shared_b32(tile_slot + 16 * slot));
-    __syncwarp();
-    if (lane == 0) mbarrier_arrive(tile_empty + 8 * slot);
+    uint32_t claimed = 0;
+    if (lane == 0) {
+      claimed = ld_shared_b32(tile_slot + 4 * slot);
+      mbarrier_arrive(tile_empty + 8 * slot);
+    }
+    const int tile = int(__shfl_sync(0xffffffffu, claimed, 0));
     if (tile >= tiles) break;
     const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
     float acc[BN / 2];  // this thread's part of the warpgroup's WM×BN tile; no zero-fill

@@ -222,30 +222,6 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-/// `st.global.b32` — one 32-bit store to global memory.  PTX ISA, data movement
-/// instructions: st.
-__device__ __forceinline__ void st_global_b32(uint32_t* addr, uint32_t value) {
-  asm volatile("st.global.b32 [%0], %1;" ::"l"(addr), "r"(value) : "memory");
-}
-
-/// `fence.proxy.async.global` — this thread's earlier writes to global memory are visible to
-/// the async proxy (TMA and bulk copies) before its later copies read them.  PTX ISA,
-/// parallel synchronization instructions: membar/fence.
-__device__ __forceinline__ void fence_proxy_async_global() {
-  asm volatile("fence.proxy.async.global;" ::: "memory");
-}
-
-/// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes` — copies `bytes`
-/// (a multiple of 16, both addresses 16-byte aligned) from global to shared memory through
-/// the async proxy, as TMA does, and counts them on barrier `bar`.  PTX ISA, data movement
-/// instructions: cp.async.bulk.
-__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes,
-                                          uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
-}
-
 /// `st.async.shared::cluster.mbarrier::complete_tx::bytes.u32` — stores a 32-bit word into
 /// the shared memory of another CTA of the cluster and counts its 4 bytes on that CTA's
 /// barrier `remote_bar`, as a TMA copy counts its bytes (both addresses from
@@ -612,10 +588,10 @@ __host__ __device__ constexpr int stages_for(int bn, bool transposed) {
   return transposed ? kSmallMRingBytes / (kTileABytes + bn * BK * 2) : STAGES;
 }
 /// The stages' A and B tiles, the consumers' store buffers (with TMA stores), a full and an
-/// empty barrier per stage, the tile hand-off (two 16-byte slots and two barriers for
-/// each: 64 bytes), and 1 KiB to round the base up to a swizzle atom.
+/// empty barrier per stage, the tile hand-off (two slots and two barriers for each:
+/// 40 bytes), and 1 KiB to round the base up to a swizzle atom.
 __host__ __device__ constexpr int smem_bytes(int bn, bool transposed, bool tma_store) {
-  return stages_for(bn, transposed) * (kTileABytes + bn * BK * 2 + 16) + 64 +
+  return stages_for(bn, transposed) * (kTileABytes + bn * BK * 2 + 16) + 40 +
          (tma_store ? kConsumers * kStoreBuffers * kStoreBytes : 0) + 1024;
 }
 constexpr int kSmemBytes = smem_bytes(BN, false, true);  ///< the largest, listed in kConfig
@@ -870,7 +846,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t empty = full + 8 * kStages;         // [kStages] mbarriers, see step 2
   const uint32_t tile_full = empty + 8 * kStages;    // [2] mbarriers, see step 2
   const uint32_t tile_empty = tile_full + 16;        // [2] mbarriers, see step 2
-  const uint32_t tile_slot = tile_empty + 16;        // [2][16 B]: the tiles handed over
+  const uint32_t tile_slot = tile_empty + 16;        // [2] int: the tiles handed over
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
@@ -890,11 +866,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // complement.
   // tile_full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + the 4 bytes that
   //                rank 0's st.async writes into the slot, which count on the barrier as
-  //                TMA bytes do (kCtas = 1, where st.async is not allowed: 16 bytes of a
-  //                bulk copy from this CTA's mailbox in global memory, as in v6).
-  // tile_empty[s]: used in rank 0 only: one arrival per consumer warp and per producer of
-  //                every CTA of the cluster, once it has read the slot (kCtas = 1: the
-  //                consumer warps only).
+  //                TMA bytes do (kCtas = 1, where st.async is not allowed: a plain store
+  //                and 1 arrival, as in v6).
+  // tile_empty[s]: used in rank 0 only: one arrival per consumer warp (by the lane that
+  //                read the slot for the warp) and per producer of every CTA of the cluster
+  //                (kCtas = 1: the consumer warps only).
   constexpr int kTileReaders = kCtas == 1 ? 4 * kConsumers : (4 * kConsumers + 1) * kCtas;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -942,7 +918,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
-      uint32_t* const mailbox = counter + 4 + 8 * blockIdx.x;  // [2][16 B], after the counter
       int next = !kStreamK && rank == 0 ? claim_tile(counter, sched.tiles, clusters) : 0;
       WorkUnit w;
       for (uint32_t j = 0;; ++j) {
@@ -953,20 +928,18 @@ __global__ void __launch_bounds__(kThreads, 1)
           int tile = next;
           if constexpr (kCtas == 1) {
             mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
-            st_global_b32(mailbox + 4 * slot, uint32_t(tile));
-            fence_proxy_async_global();
-            mbarrier_arrive_expect_tx(tile_full + 8 * slot, 16);
-            bulk_load(tile_slot + 16 * slot, mailbox + 4 * slot, 16, tile_full + 8 * slot);
+            st_shared_b32(tile_slot + 4 * slot, uint32_t(tile));
+            mbarrier_arrive(tile_full + 8 * slot);
           } else {
             mbarrier_arrive_expect_tx(tile_full + 8 * slot, 4);
             if (rank == 0) {
               mbarrier_wait(tile_empty + 8 * slot, ((j / 2) & 1) ^ 1, "tile_empty");
               for (int r = 0; r < kCtas; ++r)
-                st_async(mapa_shared_cluster(tile_slot + 16 * slot, r), uint32_t(tile),
+                st_async(mapa_shared_cluster(tile_slot + 4 * slot, r), uint32_t(tile),
                          mapa_shared_cluster(tile_full + 8 * slot, r));
             }
             mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
-            tile = int(ld_shared_b32(tile_slot + 16 * slot));
+            tile = int(ld_shared_b32(tile_slot + 4 * slot));
             mbarrier_arrive_release_cluster(mapa_shared_cluster(tile_empty + 8 * slot, 0));
           }
           if (tile >= sched.tiles) break;
@@ -1032,16 +1005,18 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kStreamK) {
       if (!work_unit(sched, cluster, int(j), &w)) break;
     } else {
-      // Step 6a: the next cluster tile, from rank 0's producer (every lane reads it before
-      // lane 0 frees the slot, in rank 0).
+      // Step 6a: the next cluster tile, from rank 0's producer.  Lane 0 of each warp reads
+      // the slot, frees it (in rank 0) and passes the tile to the other lanes with a
+      // shuffle, as in v6.
       const int slot = j % 2;
       mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
-      const int tile = int(ld_shared_b32(tile_slot + 16 * slot));
-      __syncwarp();
+      uint32_t claimed = 0;
       if (lane == 0) {
+        claimed = ld_shared_b32(tile_slot + 4 * slot);
         if constexpr (kCtas == 1) mbarrier_arrive(tile_empty + 8 * slot);
         else mbarrier_arrive_release_cluster(mapa_shared_cluster(tile_empty + 8 * slot, 0));
       }
+      const int tile = int(__shfl_sync(0xffffffffu, claimed, 0));
       if (tile >= sched.tiles) break;
       w = {tile, 0, sched.k_tiles};
     }
