@@ -1557,6 +1557,14 @@ Tiling choose_tiling(int64_t m, int64_t n, int sms) {
   return {false, BN};
 }
 
+bool pingpong_path(const hm::Problem& p, int sms) {
+  if (choose_tiling(p.m, p.n, sms).transposed || p.n % 8 != 0) return false;
+  const int64_t tiles = (p.m + BM - 1) / BM * ((p.n + BN - 1) / BN);  // of 128 × 256
+  if (tiles > INT32_MAX) return false;  // run() reports it
+  const int k_tiles = int((p.k + BK - 1) / BK);
+  return make_schedule(int(tiles), k_tiles, sms, {false, BN}).units == 0;
+}
+
 /// launch() for element type T, with the kernel that `tiling` and C's store call for.
 template <typename T>
 hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& tma_a,
@@ -1637,14 +1645,11 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
   // kernel's tiles share no operand worth multicasting (its B, A, is a few rows).
   const uint32_t ctas = tma_store || tiling.transposed ? 1 : kClusterM;
   // Ping-pong where v8 keeps whole 128 × 256 tiles and stores C through TMA: there each
-  // warpgroup takes 128 × 128 tiles of its own (the chapter says why those paths).
-  if (tma_store && !tiling.transposed && how.forced == nullptr) {
-    const int k_tiles = int((q.k + BK - 1) / BK);
-    const Schedule whole = make_schedule(int(tiles_m * tiles_n), k_tiles, sms, {false, BN});
-    if (whole.units == 0)
-      return p.dtype == hm::DType::bf16 ? run_pingpong<__nv_bfloat16>(q, a, b, c, sms, stream)
-                                        : run_pingpong<__half>(q, a, b, c, sms, stream);
-  }
+  // warpgroup takes 128 × 128 tiles of its own (the chapter says why those paths).  A
+  // schedule forced by a test is v8's.
+  if (how.forced == nullptr && pingpong_path(p, sms))
+    return p.dtype == hm::DType::bf16 ? run_pingpong<__nv_bfloat16>(q, a, b, c, sms, stream)
+                                      : run_pingpong<__half>(q, a, b, c, sms, stream);
 
   CUtensorMap tma_a, tma_b, tma_c = {};
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = q.dtype, .rows = uint64_t(q.m),

@@ -79,6 +79,12 @@ struct Tiling {
 /// element-wise stores of Cᵀ by 8–13% at M = 128 and 256.
 Tiling choose_tiling(int64_t m, int64_t n, int sms);
 
+/// Whether matmul() runs problem `p` on the ping-pong kernel on a GPU of `sms` SMs: where
+/// the tiling is v7's (not transposed), C leaves through TMA (n % 8 == 0) and v8's schedule
+/// keeps whole 128 × 256 tiles.  Elsewhere v8's kernels: the small-M kernel, the pairs of
+/// CTAs that store C themselves, and stream-K units, whose tiles' K ranges differ.
+bool pingpong_path(const hm::Problem& p, int sms);
+
 HM_HOST_DEVICE Schedule make_schedule(int tiles, int k_tiles, int max_workers,
                                       const Tiling& tiling);
 HM_HOST_DEVICE int64_t unit_begin(const Schedule& s, int unit);
