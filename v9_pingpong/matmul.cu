@@ -1411,8 +1411,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 // 4. The host launcher
 // =========================================================================================
 
-/// This version's launch configuration, listed by `hopper-matmul list` and in the docs.
-extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1, kClusterM};
+/// This version's launch configuration, listed by `hopper-matmul list` and in the docs: the
+/// ping-pong kernel's (128 × 128 tiles, one per consumer warpgroup), with v8's clusters for
+/// the problems that take v8's kernels.
+extern const hm::KernelConfig kConfig = {kThreads,    kPingSmemBytes, BM, kPingBN, BK,
+                                         kPingStages, 1,              kClusterM};
 
 /// The bytes of the workspace's flags on a GPU of `sms` SMs: one for each consumer of each
 /// CTA there may be, rounded up to 128 bytes.  The flags stay where they are whatever the
