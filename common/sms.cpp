@@ -5,25 +5,10 @@
 
 #include <string>
 
+#include "common/driver.h"
+
 namespace hm {
 namespace {
-
-/// The driver entry point `name` of at least CUDA `version`, or an error naming it.
-template <typename Fn>
-Status entry_point(const char* name, int version, Fn* fn) {
-  void* ptr = nullptr;
-  cudaDriverEntryPointQueryResult query{};
-  cudaError_t e = cudaGetDriverEntryPointByVersion(name, &ptr, version, cudaEnableDefault, &query);
-  if (e == cudaSuccess && query != cudaDriverEntryPointSuccess) e = cudaErrorNotSupported;
-  if (e != cudaSuccess) {
-    cudaGetLastError();
-    return Status::error(std::string("the CUDA driver has no ") + name + " (needs CUDA " +
-                         std::to_string(version / 1000) + "." +
-                         std::to_string(version % 1000 / 10) + "): " + cudaGetErrorString(e));
-  }
-  *fn = reinterpret_cast<Fn>(ptr);
-  return Status();
-}
 
 Status driver_status(CUresult r, const char* call) {
   if (r == CUDA_SUCCESS) return Status();
@@ -39,8 +24,8 @@ Status stream_sm_count(cudaStream_t stream, int* sms) {
   static PFN_cuStreamGetGreenCtx_v12040 get_green = nullptr;
   static PFN_cuGreenCtxGetDevResource_v12040 get_resource = nullptr;
   static const Status found = [] {
-    HM_TRY(entry_point("cuStreamGetGreenCtx", 12040, &get_green));
-    return entry_point("cuGreenCtxGetDevResource", 12040, &get_resource);
+    HM_TRY(driver_entry_point("cuStreamGetGreenCtx", 12040, &get_green));
+    return driver_entry_point("cuGreenCtxGetDevResource", 12040, &get_resource);
   }();
   if (!found.ok()) return Status();  // a driver before green contexts: the device's SMs
   CUgreenCtx green = nullptr;
@@ -57,7 +42,7 @@ Status stream_sm_count(cudaStream_t stream, int* sms) {
 GreenContextStream::~GreenContextStream() {
   if (stream_) cudaStreamDestroy(stream_);
   PFN_cuGreenCtxDestroy_v12040 destroy = nullptr;
-  if (green_ && entry_point("cuGreenCtxDestroy", 12040, &destroy).ok())
+  if (green_ && driver_entry_point("cuGreenCtxDestroy", 12040, &destroy).ok())
     destroy(static_cast<CUgreenCtx>(green_));
 }
 
@@ -75,12 +60,12 @@ Status GreenContextStream::create(int min_sms) {
   PFN_cuDevResourceGenerateDesc_v12040 describe = nullptr;
   PFN_cuGreenCtxCreate_v12040 create_green = nullptr;
   PFN_cuGreenCtxStreamCreate_v12050 create_stream = nullptr;
-  HM_TRY(entry_point("cuDeviceGet", 2000, &device_get));
-  HM_TRY(entry_point("cuDeviceGetDevResource", 12040, &get_resource));
-  HM_TRY(entry_point("cuDevSmResourceSplitByCount", 12040, &split));
-  HM_TRY(entry_point("cuDevResourceGenerateDesc", 12040, &describe));
-  HM_TRY(entry_point("cuGreenCtxCreate", 12040, &create_green));
-  HM_TRY(entry_point("cuGreenCtxStreamCreate", 12050, &create_stream));
+  HM_TRY(driver_entry_point("cuDeviceGet", 2000, &device_get));
+  HM_TRY(driver_entry_point("cuDeviceGetDevResource", 12040, &get_resource));
+  HM_TRY(driver_entry_point("cuDevSmResourceSplitByCount", 12040, &split));
+  HM_TRY(driver_entry_point("cuDevResourceGenerateDesc", 12040, &describe));
+  HM_TRY(driver_entry_point("cuGreenCtxCreate", 12040, &create_green));
+  HM_TRY(driver_entry_point("cuGreenCtxStreamCreate", 12050, &create_stream));
   CUdevice dev = 0;
   HM_TRY(driver_status(device_get(&dev, device), "cuDeviceGet"));
   CUdevResource input{}, group{};

@@ -6,8 +6,8 @@
  *  SMs.  Inside one, `cudaDevAttrMultiProcessorCount` still reports every SM of the device,
  *  so a persistent kernel that sizes its grid from it launches CTAs that cannot all be
  *  resident and gives each a fixed share of the tiles.  stream_sm_count() asks the stream.
- *  The driver entry points are fetched at run time, as common/tma.h does, so no binary
- *  links libcuda and a machine without a driver gets an error, not a failed start.
+ *  The driver entry points are fetched at run time (common/driver.h), so no binary links
+ *  libcuda and a machine without a driver gets an error, not a failed start.
  */
 #pragma once
 

@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "common/driver.h"
+
 namespace hm {
 
 namespace {
@@ -22,21 +24,9 @@ std::string describe(const Tma2d& d) {
 /// cuTensorMapEncodeTiled, fetched once from the driver; an error when there is none.
 Status encode_fn(PFN_cuTensorMapEncodeTiled_v12000* fn) {
   static PFN_cuTensorMapEncodeTiled_v12000 cached = nullptr;
-  static cudaError_t error = [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult query{};
-    cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000,
-                                                     cudaEnableDefault, &query);
-    if (e == cudaSuccess && query != cudaDriverEntryPointSuccess) e = cudaErrorNotSupported;
-    if (e != cudaSuccess) cudaGetLastError();
-    cached = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
-    return e;
-  }();
-  if (error != cudaSuccess || cached == nullptr)
-    return Status::error(std::string("cannot get cuTensorMapEncodeTiled from the CUDA driver: ") +
-                         cudaGetErrorName(error) + " (" + cudaGetErrorString(error) + ")");
-  *fn = cached;
-  return Status();
+  static const Status found = driver_entry_point("cuTensorMapEncodeTiled", 12000, &cached);
+  if (found.ok()) *fn = cached;
+  return found;
 }
 
 }  // namespace

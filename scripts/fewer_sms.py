@@ -11,24 +11,28 @@ kernel holding B SMs: slowdown t(busy) / t(all) against cuBLAS's own in the same
 (target: no more than cuBLAS's).
 """
 import json
+import os
 import sys
 from collections import defaultdict
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from hm_results import load as load_results  # noqa: E402
+
 
 def load(paths):
-    runs = defaultdict(dict)  # problem -> case -> {name: ms}
+    """problem -> case -> {implementation: TFLOPS}, and problem -> the GPU's SM count.  At
+    equal flops a slowdown is the ratio of TFLOPS."""
+    runs = defaultdict(lambda: defaultdict(dict))
     sms_all = {}
     for path in paths:
-        with open(path) as f:
-            d = json.load(f)
-        proto = d["protocol"]
+        rows, env = load_results(path)
+        proto = env["protocol"]
         green, busy = proto.get("green_context_sms", 0), proto.get("busy_sms", 0)
         case = ("green", green) if green else ("busy", busy) if busy else ("all", 0)
-        for run in d["runs"]:
-            p = run["problem"]
-            key = (p["m"], p["n"], p["k"], p["dtype"])
-            sms_all[key] = d["environment"]["sm_count"]
-            runs[key][case] = {r["name"]: r.get("median_ms") for r in run["results"]}
+        for r in rows:
+            key = (r["m"], r["n"], r["k"], r["dtype"])
+            sms_all[key] = env["sm_count"]
+            runs[key][case][r["impl"]] = r["tflops"]
     return runs, sms_all
 
 
@@ -42,12 +46,12 @@ def table(runs, sms_all):
         for case in sorted(c for c in cases if c[0] != "all"):
             kind, count = case
             t = cases[case]
-            cublas = t["cublas"] / base["cublas"]
+            cublas = base["cublas"] / t["cublas"]
             ideal = sms_all[key] / count if kind == "green" else cublas
-            for name, ms in t.items():
-                if ms is None or base.get(name) is None:
+            for name, tflops in t.items():
+                if name not in base:
                     continue
-                slow = ms / base[name]
+                slow = base[name] / tflops
                 rows.append({"shape": "%dx%dx%d" % key[:3], "dtype": key[3], "case": kind,
                              "sms": count, "version": name, "slowdown": slow,
                              "reference": ideal, "over_reference": slow / ideal})

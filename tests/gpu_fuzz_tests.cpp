@@ -1037,15 +1037,18 @@ TEST(GraphCaptureV8, CallersWorkspaceAndAForcedStreamKScheduleReplayBitwise) {
 // each version is there is hopper-matmul --sms's question.  Not yet run on a GPU.
 // =======================================================================================
 
+/// The problems of the tests of a GPU shared with others (FewerSms, BesideAnotherKernel).
+const hm::Problem kSharingShapes[] = {
+    {3072, 4096, 1032, DType::bf16},  // several tiles per CTA
+    {64, 5120, 5120, DType::bf16},    // v8: split-K units
+    {1000, 1001, 520, DType::fp16}};  // v7, v8: pairs
+
 class FewerSms : public testing::TestWithParam<hm::Version> {};
 
 TEST_P(FewerSms, EveryResultIsRightInAGreenContextOf64And120Sms) {
   SKIP_WITHOUT_SM90();
   const hm::Version& version = GetParam();
   hm::Cublas cublas;
-  const hm::Problem problems[] = {{3072, 4096, 1032, DType::bf16},  // several tiles per CTA
-                                  {64, 5120, 5120, DType::bf16},    // v8: split-K units
-                                  {1000, 1001, 520, DType::fp16}};  // v7, v8: pairs
   for (const int sms : {64, 120}) {
     hm::GreenContextStream green;
     ASSERT_OK(green.create(sms));
@@ -1053,7 +1056,7 @@ TEST_P(FewerSms, EveryResultIsRightInAGreenContextOf64And120Sms) {
     int seen = 0;
     ASSERT_OK(hm::stream_sm_count(green.stream(), &seen));
     EXPECT_EQ(seen, green.sm_count()) << "the SMs of the stream's green context";
-    for (const hm::Problem& p : problems) {
+    for (const hm::Problem& p : kSharingShapes) {
       Operands in;
       ASSERT_OK(in.init(p, 1500 + sms, nullptr));
       hm::DeviceBuffer c, ref;
@@ -1086,9 +1089,6 @@ class BesideAnotherKernel : public testing::TestWithParam<hm::Version> {};
 TEST_P(BesideAnotherKernel, EveryResultIsBitwiseTheIdleGpusWhileAnotherKernelHoldsSms) {
   SKIP_WITHOUT_SM90();
   const hm::Version& version = GetParam();
-  const hm::Problem problems[] = {{3072, 4096, 1032, DType::bf16},  // several tiles per CTA
-                                  {64, 5120, 5120, DType::bf16},    // v8: split-K units
-                                  {1000, 1001, 520, DType::fp16}};  // v7, v8: pairs
   cudaStream_t stream = nullptr;
   ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   struct Destroy {
@@ -1097,7 +1097,7 @@ TEST_P(BesideAnotherKernel, EveryResultIsBitwiseTheIdleGpusWhileAnotherKernelHol
   } destroy{stream};
   hm::BusySms busy;
   for (const int held : {12, 66}) {
-    for (const hm::Problem& p : problems) {
+    for (const hm::Problem& p : kSharingShapes) {
       SCOPED_TRACE(describe(p) + " beside a kernel holding " + std::to_string(held) + " SMs");
       Operands in;
       ASSERT_OK(in.init(p, 1700 + held, stream));

@@ -552,8 +552,7 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, void* c,
                   const hm::Problem& p, int tiles_m, int tiles_n, cudaStream_t stream) {
   HM_TRY(hm::set_max_dynamic_smem(reinterpret_cast<const void*>(&matmul_kernel<T>), kSmemBytes));
   // One CTA per SM, or one per tile when there are fewer tiles than SMs.
-  int device = 0, sms = 0;
-  HM_CUDA_TRY(cudaGetDevice(&device));
+  int sms = 0;
   HM_TRY(hm::stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context
   const int grid = int(std::min<int64_t>(sms, int64_t(tiles_m) * tiles_n));
   uint32_t* counter = nullptr;  // the stream's, 0 between launches
