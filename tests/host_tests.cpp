@@ -587,6 +587,8 @@ TEST(PingPong, PathRuleV9) {
   EXPECT_FALSE(pp(64, 5120, 5120)) << "small M: the transposed kernel";
   EXPECT_FALSE(pp(8192, 8191, 8192)) << "n % 8 != 0: v8's pairs store C themselves";
   EXPECT_FALSE(pp(128 * 19, 256 * 7, 8192)) << "133 tiles of long K: v8's stream-K units";
+  EXPECT_FALSE(pp(4096, 4096, 4096)) << "704 ping-pong tiles take 6 waves, v8's 512 take 4";
+  EXPECT_TRUE(pp(5120, 5120, 5120)) << "9 waves of 3/4 the work beat 7 waves, 6.06 of them full";
 }
 
 TEST(StreamK, WorkspaceBytesV8) {

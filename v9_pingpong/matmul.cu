@@ -483,6 +483,36 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a
   else HM_WGMMA_M64N128K16("f16");
 }
 
+#define HM_WGMMA_M64N192K16(TYPE)                                                           \
+  asm volatile(                                                                             \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"                                          \
+      "wgmma.mma_async.sync.aligned.m64n192k16.f32." TYPE "." TYPE " {"                     \
+      "%0, %1, %2, %3, %4, %5, %6, %7, "                                                    \
+      "%8, %9, %10, %11, %12, %13, %14, %15, "                                              \
+      "%16, %17, %18, %19, %20, %21, %22, %23, "                                            \
+      "%24, %25, %26, %27, %28, %29, %30, %31, "                                            \
+      "%32, %33, %34, %35, %36, %37, %38, %39, "                                            \
+      "%40, %41, %42, %43, %44, %45, %46, %47, "                                            \
+      "%48, %49, %50, %51, %52, %53, %54, %55, "                                            \
+      "%56, %57, %58, %59, %60, %61, %62, %63, "                                            \
+      "%64, %65, %66, %67, %68, %69, %70, %71, "                                            \
+      "%72, %73, %74, %75, %76, %77, %78, %79, "                                            \
+      "%80, %81, %82, %83, %84, %85, %86, %87, "                                            \
+      "%88, %89, %90, %91, %92, %93, %94, %95}, "                                           \
+      "%96, %97, p, 1, 1, 0, 0;\n}\n"                                                       \
+      : HM_ACC8(0), HM_ACC8(8), HM_ACC8(16), HM_ACC8(24), HM_ACC8(32), HM_ACC8(40),         \
+        HM_ACC8(48), HM_ACC8(56), HM_ACC8(64), HM_ACC8(72), HM_ACC8(80), HM_ACC8(88)        \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
+
+/// `wgmma.mma_async.sync.aligned.m64n192k16.f32.{bf16,f16}.{bf16,f16}` — the same for a
+/// 192×16 B tile: `d` holds this thread's 96 values of a 64×192 accumulator.
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n192k16(float (&d)[96], uint64_t desc_a,
+                                                 uint64_t desc_b, int scale_d) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) HM_WGMMA_M64N192K16("bf16");
+  else HM_WGMMA_M64N192K16("f16");
+}
+
 #define HM_WGMMA_M64N64K16(TYPE)                                                            \
   asm volatile(                                                                             \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                          \
@@ -509,12 +539,14 @@ template <typename T, int N>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
                                              uint64_t desc_b, int scale_d) {
   if constexpr (N == 256) wgmma_m64n256k16<T>(d, desc_a, desc_b, scale_d);
+  else if constexpr (N == 192) wgmma_m64n192k16<T>(d, desc_a, desc_b, scale_d);
   else if constexpr (N == 128) wgmma_m64n128k16<T>(d, desc_a, desc_b, scale_d);
   else wgmma_m64n64k16<T>(d, desc_a, desc_b, scale_d);
 }
 
 #undef HM_WGMMA_M64N64K16
 #undef HM_WGMMA_M64N128K16
+#undef HM_WGMMA_M64N192K16
 #undef HM_WGMMA_M64N256K16
 #undef HM_ACC8
 
@@ -1212,19 +1244,33 @@ __global__ void __launch_bounds__(kThreads, 1)
 // take turns on the tensor cores.
 // -----------------------------------------------------------------------------------------
 
-// Tuning overrides: -DHM_PING_STAGES=5.
-#ifndef HM_PING_STAGES
-#define HM_PING_STAGES 6
+// Tuning overrides: -DHM_PING_BN=128 -DHM_PING_STAGES=3 -DHM_PING_TURNS=0.
+#ifndef HM_PING_BN
+#define HM_PING_BN 192
+#endif
+#ifndef HM_PING_TURNS
+#define HM_PING_TURNS 1
 #endif
 
-constexpr int kPingBN = 128;  ///< columns of a ping-pong tile: 128 × 128 per warpgroup
+/// Columns of a ping-pong tile: 128 × 192 per warpgroup, 96 accumulators per thread for
+/// each of its two m64 halves.  128 × 128 moves a fifth more bytes per flop from L2 and was
+/// 1–8% slower than v8 on the shapes where this one is faster; 128 × 256 would need 256
+/// accumulators per thread (the performance log).
+constexpr int kPingBN = HM_PING_BN;
+constexpr int kPingTileBBytes = kPingBN * BK * 2;  ///< one stage of B: one TMA box [192][64]
+#ifndef HM_PING_STAGES  // as many as fit: 4 of 40 KiB
+#define HM_PING_STAGES \
+  ((227 * 1024 - 1064 - kConsumers * kStoreBuffers * kStoreBytes) / \
+   (kTileABytes + kPingTileBBytes + 16))
+#endif
 constexpr int kPingStages = HM_PING_STAGES;  ///< K slices in its ring
-constexpr int kPingTileBBytes = kPingBN * BK * 2;  ///< one stage of B: one TMA box [128][64]
 /// The ping-pong kernel's shared memory: the stages' A and B tiles, each warpgroup's store
 /// buffers, a full and an empty barrier per stage, the hand-off (one slot and two barriers
 /// per warpgroup: 40 bytes), and 1 KiB to round the base up to a swizzle atom.
 constexpr int kPingSmemBytes = kPingStages * (kTileABytes + kPingTileBBytes + 16) + 40 +
                                kConsumers * kStoreBuffers * kStoreBytes + 1024;
+static_assert(2 * kPingBN / kStoreCols % kStoreBuffers == 0, "each tile starts on buffer 0");
+static_assert(4 * kPingBN % BN == 0, "pingpong_path() counts in quarters of a slice");
 static_assert(kPingSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
 static_assert(kConsumers == 2, "ping-pong is two warpgroups taking turns");
 
@@ -1336,7 +1382,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   // 128 arrivals), and hands the turn over (bar.arrive on the other's) as soon as its last
   // slice is issued, before waiting for it: the other's first MMAs queue behind its last.
   // Warpgroup 1 gives warpgroup 0 the first turn.
-  if (w == 1) named_barrier_arrive(kBarTurn + 0, 256);
+  if (HM_PING_TURNS && w == 1) named_barrier_arrive(kBarTurn + 0, 256);
 
   // Warpgroup w's i-th tile is claim 2i + w, whose slices are iterations (2i + w)·k_tiles …
   // (2i + w + 1)·k_tiles − 1 of the ring.
@@ -1351,9 +1397,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int tile = int(__shfl_sync(0xffffffffu, claimed, 0));
     if (tile >= tiles) break;
     const TileCoord tc = tile_coord(tile, tiles_m, tiles_n, GROUP_M);
-    float acc[2][kPingBN / 2];  // rows 0…63 and 64…127 of the warpgroup's 128 × 128 tile
+    float acc[2][kPingBN / 2];  // rows 0…63 and 64…127 of the warpgroup's 128 × 192 tile
 
-    named_barrier_sync(kBarTurn + w, 256);
+    if (HM_PING_TURNS) named_barrier_sync(kBarTurn + w, 256);
     for (int kt = 0; kt < k_tiles; ++kt, ++it) {
       const int stage = it % kPingStages;
       mbarrier_wait(full + 8 * stage, (it / kPingStages) & 1, "full");
@@ -1368,7 +1414,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_wait_group<1>();
       if (kt > 0) release((it - 1) % kPingStages);
     }
-    named_barrier_arrive(kBarTurn + (w ^ 1), 256);
+    if (HM_PING_TURNS) named_barrier_arrive(kBarTurn + (w ^ 1), 256);
     wgmma_wait_group<0>();
     fence_accumulators(acc[0]);
     fence_accumulators(acc[1]);
@@ -1412,7 +1458,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 // =========================================================================================
 
 /// This version's launch configuration, listed by `hopper-matmul list` and in the docs: the
-/// ping-pong kernel's (128 × 128 tiles, one per consumer warpgroup), with v8's clusters for
+/// ping-pong kernel's (128 × 192 tiles, one per consumer warpgroup), with v8's clusters for
 /// the problems that take v8's kernels.
 extern const hm::KernelConfig kConfig = {kThreads,    kPingSmemBytes, BM, kPingBN, BK,
                                          kPingStages, 1,              kClusterM};
@@ -1565,7 +1611,17 @@ bool pingpong_path(const hm::Problem& p, int sms) {
   const int64_t tiles = (p.m + BM - 1) / BM * ((p.n + BN - 1) / BN);  // of 128 × 256
   if (tiles > INT32_MAX) return false;  // run() reports it
   const int k_tiles = int((p.k + BK - 1) / BK);
-  return make_schedule(int(tiles), k_tiles, sms, {false, BN}).units == 0;
+  if (make_schedule(int(tiles), k_tiles, sms, {false, BN}).units != 0) return false;
+  // Both kernels run their tiles in waves over the SMs; time in quarters of a K slice of a
+  // 128 × 256 tile.  A cooperative tile costs its K slices and about one more for its
+  // epilogue, which no MMA hides (the short-K family's measurement); a ping-pong tile has
+  // 3/4 of the columns, so 3/4 of a slice per slice, and its epilogue runs under the other
+  // warpgroup's MMAs.  The two warpgroups share the SM's tensor cores: their tiles add up.
+  const int64_t ping_tiles = (p.m + BM - 1) / BM * ((p.n + kPingBN - 1) / kPingBN);
+  const auto waves = [&](int64_t n) { return (n + sms - 1) / sms; };
+  const int64_t cooperative = waves(tiles) * (k_tiles + 1) * 4;
+  const int64_t pingpong = waves(ping_tiles) * k_tiles * (4 * kPingBN / BN);
+  return pingpong <= cooperative;
 }
 
 /// launch() for element type T, with the kernel that `tiling` and C's store call for.
@@ -1648,7 +1704,7 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
   // kernel's tiles share no operand worth multicasting (its B, A, is a few rows).
   const uint32_t ctas = tma_store || tiling.transposed ? 1 : kClusterM;
   // Ping-pong where v8 keeps whole 128 × 256 tiles and stores C through TMA: there each
-  // warpgroup takes 128 × 128 tiles of its own (the chapter says why those paths).  A
+  // warpgroup takes 128 × 192 tiles of its own (the chapter says why those paths).  A
   // schedule forced by a test is v8's.
   if (how.forced == nullptr && pingpong_path(p, sms))
     return p.dtype == hm::DType::bf16 ? run_pingpong<__nv_bfloat16>(q, a, b, c, sms, stream)
