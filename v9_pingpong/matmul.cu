@@ -1253,17 +1253,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 
 /// Columns of a ping-pong tile: 128 × 192 per warpgroup, 96 accumulators per thread for
-/// each of its two m64 halves.  128 × 128 moves a fifth more bytes per flop from L2 and was
-/// 1–8% slower than v8 on the shapes where this one is faster; 128 × 256 would need 256
+/// each of its two m64 halves.  128 × 128 moves a fifth more bytes per flop from L2 and
+/// measured 4–9% slower than this tile on seven of eight shapes; 128 × 256 would need 256
 /// accumulators per thread (the performance log).
 constexpr int kPingBN = HM_PING_BN;
 constexpr int kPingTileBBytes = kPingBN * BK * 2;  ///< one stage of B: one TMA box [192][64]
-#ifndef HM_PING_STAGES  // as many as fit: 4 of 40 KiB
-#define HM_PING_STAGES \
-  ((227 * 1024 - 1064 - kConsumers * kStoreBuffers * kStoreBytes) / \
-   (kTileABytes + kPingTileBBytes + 16))
-#endif
+#ifdef HM_PING_STAGES
 constexpr int kPingStages = HM_PING_STAGES;  ///< K slices in its ring
+#else
+/// K slices in its ring: as many as fit beside the store buffers, the barriers and the
+/// hand-off (40 bytes) and the 1 KiB of alignment: 4 of 40 KiB.
+constexpr int kPingStages = (227 * 1024 - 1024 - 40 - kConsumers * kStoreBuffers * kStoreBytes) /
+                            (kTileABytes + kPingTileBBytes + 16);
+#endif
 /// The ping-pong kernel's shared memory: the stages' A and B tiles, each warpgroup's store
 /// buffers, a full and an empty barrier per stage, the hand-off (one slot and two barriers
 /// per warpgroup: 40 bytes), and 1 KiB to round the base up to a swizzle atom.
@@ -1284,7 +1286,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                            const __grid_constant__ CUtensorMap tma_b,
                            const __grid_constant__ CUtensorMap tma_c, int k, int tiles_m,
                            int tiles_n, uint32_t* __restrict__ counter) {
-  // Step P1: carve shared memory, as in the cooperative kernel, with 128-row stages of B.
+  // Step P1: carve shared memory, as in the cooperative kernel, with kPingBN-row stages of B.
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
   const uint32_t sA = smem;                             // [kPingStages][BM][64] T
@@ -1421,7 +1423,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     release((it - 1) % kPingStages);
 
     // Step P6: the epilogue, while the other warpgroup's MMAs run: v8's TMA stores, in
-    // four 64 × 64 chunks of this warpgroup's own store buffers.
+    // 64 × 64 chunks (kPingBN / 64 per row half) through this warpgroup's store buffers.
     const bool leader = threadIdx.x % 128 == 0;
 #pragma unroll
     for (int h = 0; h < 2; ++h)
@@ -1703,9 +1705,9 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
   // Clusters pay only where the consumers store C themselves (v7's chapter), and the small-M
   // kernel's tiles share no operand worth multicasting (its B, A, is a few rows).
   const uint32_t ctas = tma_store || tiling.transposed ? 1 : kClusterM;
-  // Ping-pong where v8 keeps whole 128 × 256 tiles and stores C through TMA: there each
-  // warpgroup takes 128 × 192 tiles of its own (the chapter says why those paths).  A
-  // schedule forced by a test is v8's.
+  // Ping-pong where pingpong_path() takes it: v8 would keep whole 128 × 256 tiles and store
+  // C through TMA, and the narrower tiles' waves take no longer; there each warpgroup takes
+  // 128 × 192 tiles of its own (the chapter says why).  A schedule forced by a test is v8's.
   if (how.forced == nullptr && pingpong_path(p, sms))
     return p.dtype == hm::DType::bf16 ? run_pingpong<__nv_bfloat16>(q, a, b, c, sms, stream)
                                       : run_pingpong<__half>(q, a, b, c, sms, stream);
