@@ -1,7 +1,7 @@
 /** @file
  *  The benchmark suite: every registered version and cuBLAS, in bf16 and fp16, on square,
- *  transformer-layer, ragged, decode (a few tokens against a layer's weights) and wave-
- *  quantisation shapes.  Run one version or one family with `--benchmark_filter` (e.g.
+ *  transformer-layer, ragged, decode (a few tokens against a layer's weights), wave-
+ *  quantisation and short-K shapes.  Run one version or one family with `--benchmark_filter` (e.g.
  *  `--benchmark_filter=v5_async_wgmma/bf16/square`, or `/decode/` alone).
  *
  *  Protocol.  Each benchmark checks its result against cuBLAS once, warms up, then times
@@ -38,7 +38,7 @@
 namespace {
 
 struct Shape {
-  std::string family;  ///< square, transformer, ragged, decode or waves
+  std::string family;  ///< square, transformer, ragged, decode, waves or shortk
   int64_t m, n, k;
 };
 
@@ -47,7 +47,8 @@ struct Shape {
 /// steps of a 5120-wide model (1…256 tokens against the weights of its projections: N × K
 /// of 5120 × 5120, 15360 × 5120 fused QKV, 27648 × 5120 fused gate and up, 5120 × 13824
 /// down), bound by reading B from HBM; and "waves": shapes whose 128×256 tiles leave the
-/// last wave over the H200's 132 SMs mostly empty, the loss stream-K addresses.
+/// last wave over the H200's 132 SMs mostly empty, the loss stream-K addresses; and short
+/// K, where a tile's epilogue is a large part of its time, the loss ping-pong addresses.
 std::vector<Shape> shapes() {
   std::vector<Shape> list;
   for (const int64_t s : {512, 1024, 2048, 4096, 6144, 8192, 12288, 16384})
@@ -76,6 +77,11 @@ std::vector<Shape> shapes() {
                                 {3072, 3072, 3072},
                                 {5120, 5120, 5120}})
     list.push_back({"waves", m, n, k});
+  for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{8192, 8192, 1024},
+                                {8192, 8192, 512},
+                                {4096, 16384, 1024},
+                                {16384, 4096, 2048}})
+    list.push_back({"shortk", m, n, k});
   return list;
 }
 

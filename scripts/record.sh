@@ -8,9 +8,10 @@
 #           settled) into OUTDIR/ladder_bf16.json and ladder_fp16.json; a sustained sweep of
 #           a few shapes into OUTDIR/sweep_bf16.json; and a sustained sweep of the decode and
 #           waves shapes (bench/bench.cpp's families of those names) for v7_multicast,
-#           v8_stream_k and cuBLAS into OUTDIR/sweep_decode_bf16.json and
+#           v8_stream_k, v9_pingpong and cuBLAS into OUTDIR/sweep_decode_bf16.json and
 #           sweep_decode_fp16.json, with 100 ms of settling instead of 500 (a decode launch
-#           lasts tens of microseconds: 100 ms is thousands of them);
+#           lasts tens of microseconds: 100 ms is thousands of them); and one of the short-K
+#           family for v8_stream_k, v9_pingpong and cuBLAS into sweep_shortk_DTYPE.json;
 #   bench   the benchmark suite (every version and cuBLAS, bf16 and fp16, every shape; launch
 #           by launch alternately with cuBLAS) into OUTDIR/bench.json, then the plots into
 #           OUTDIR/plots and the README's results table (scripts/plot.py) when matplotlib is
@@ -90,9 +91,18 @@ record_ladder() {
            sed -E 's|^matmul/cublas/bf16/[a-z]+/([0-9]+x[0-9]+x[0-9]+)/.*|\1|' | paste -sd, -)
   [ -n "$shapes" ] || { echo "record.sh: hm_bench lists no decode or waves shapes" >&2; exit 1; }
   for dtype in bf16 fp16; do
-    build/release/hopper-matmul sweep --dtype "$dtype" --versions v7_multicast,v8_stream_k \
-      --rounds 3 --settle-ms 100 --json "$out/sweep_decode_$dtype.json" \
-      --shapes "$shapes"
+    build/release/hopper-matmul sweep --dtype "$dtype" \
+      --versions v7_multicast,v8_stream_k,v9_pingpong --rounds 3 --settle-ms 100 \
+      --json "$out/sweep_decode_$dtype.json" --shapes "$shapes"
+  done
+  # The short-K family (ping-pong's), sustained, for v8, v9 and cuBLAS.
+  shapes=$(build/release/hm_bench --benchmark_list_tests \
+             --benchmark_filter='^matmul/cublas/bf16/shortk/' |
+           sed -E 's|^matmul/cublas/bf16/[a-z]+/([0-9]+x[0-9]+x[0-9]+)/.*|\1|' | paste -sd, -)
+  [ -n "$shapes" ] || { echo "record.sh: hm_bench lists no short-K shapes" >&2; exit 1; }
+  for dtype in bf16 fp16; do
+    build/release/hopper-matmul sweep --dtype "$dtype" --versions v8_stream_k,v9_pingpong \
+      --rounds 3 --json "$out/sweep_shortk_$dtype.json" --shapes "$shapes"
   done
 }
 

@@ -31,6 +31,7 @@
 #include "v6_tma_store/matmul.h"
 #include "v7_multicast/matmul.h"
 #include "v8_stream_k/matmul.h"
+#include "v9_pingpong/matmul.h"
 
 namespace {
 
@@ -569,6 +570,25 @@ TEST(StreamK, SmallMTilingRuleV8) {
     EXPECT_FALSE(tiling(m, 64).transposed) << "M = " << m;
     EXPECT_EQ(tiling(m, 64).bn, 256) << "M = " << m;
   }
+}
+
+// Which problems v9 runs on its ping-pong kernel (the chapter's rule): v7's tiling with
+// TMA stores where v8 keeps whole 128 × 256 tiles; v8's kernels elsewhere.
+TEST(PingPong, PathRuleV9) {
+  const auto pp = [](int64_t m, int64_t n, int64_t k) {
+    return v9_pingpong::pingpong_path({m, n, k, hm::DType::bf16}, 132);
+  };
+  EXPECT_TRUE(pp(8192, 8192, 8192));
+  for (const int64_t k : {512, 1024})  // the short-K family
+    EXPECT_TRUE(pp(8192, 8192, k)) << "K = " << k;
+  EXPECT_TRUE(pp(4096, 16384, 1024));
+  EXPECT_TRUE(pp(16384, 4096, 2048));
+  EXPECT_TRUE(pp(1024, 34048, 4096)) << "waves: v8 keeps whole tiles";
+  EXPECT_FALSE(pp(64, 5120, 5120)) << "small M: the transposed kernel";
+  EXPECT_FALSE(pp(8192, 8191, 8192)) << "n % 8 != 0: v8's pairs store C themselves";
+  EXPECT_FALSE(pp(128 * 19, 256 * 7, 8192)) << "133 tiles of long K: v8's stream-K units";
+  EXPECT_FALSE(pp(4096, 4096, 4096)) << "704 ping-pong tiles take 6 waves, v8's 512 take 4";
+  EXPECT_TRUE(pp(5120, 5120, 5120)) << "9 waves of 3/4 the work beat 7 waves, 6.06 of them full";
 }
 
 TEST(StreamK, WorkspaceBytesV8) {

@@ -18,7 +18,11 @@ v6+  C leaves through TMA stores: shared-memory writes made visible to the async
      before the store, and a wait for TMA's reads before a buffer is written again;
 v7+  B arrives by TMA multicast, and consumers release stages in every CTA of the cluster;
 v8+  stream-K: a piece hands its partial sums over with a release, the owner takes them with
-     an acquire, visiting the other units in order.
+     an acquire, visiting the other units in order;
+v9+  the kernel section holds a second kernel, the ping-pong one (after the marker
+     PINGPONG), checked on its own: one block barrier, setmaxnreg, tiles from the counter, one
+     wgmma.fence and one wait_group 0, wait_group 1, TMA stores, and turns taken with
+     bar.sync and handed over with bar.arrive.  The rules above apply to the kernel before it.
 """
 import os
 import re
@@ -28,9 +32,34 @@ SECTIONS = ["// 1. PTX wrappers", "// 2. Tile configuration", "// 3. The kernel"
             "// 4. The host launcher"]
 
 
+PINGPONG = "// The ping-pong kernel:"
+
+
 def kernel_text(src):
     start = src.index("// 3. The kernel")
-    return src[start:src.index("// 4. The host launcher")]
+    text = src[start:src.index("// 4. The host launcher")]
+    return text.split(PINGPONG)[0]
+
+
+def pingpong_problems(src):
+    """The v9+ rules for the ping-pong kernel (see the module's docstring)."""
+    section = src[src.index("// 3. The kernel"):src.index("// 4. The host launcher")]
+    if PINGPONG not in section:
+        return ["no ping-pong kernel in the kernel section (marker: " + PINGPONG + ")"]
+    kernel = section.split(PINGPONG, 1)[1]
+    problems = []
+    for name, count in [("__syncthreads", 1), ("setmaxnreg_dec", 1), ("setmaxnreg_inc", 1),
+                        ("wgmma_fence", 1)]:
+        if calls(kernel, name) != count:
+            problems.append(f"ping-pong: {calls(kernel, name)} calls of {name}, not {count}")
+    if len(re.findall(r"wgmma_wait_group<0>\(\)", kernel)) != 1:
+        problems.append("ping-pong: exactly one wait_group 0, after a tile's K loop")
+    if not re.search(r"wgmma_wait_group<1>\(\)", kernel):
+        problems.append("ping-pong: no wait_group 1 in the K loop")
+    for name in ["claim_tile", "tma_store_2d", "named_barrier_sync", "named_barrier_arrive"]:
+        if calls(kernel, name) < 1:
+            problems.append(f"ping-pong: no call of {name}")
+    return problems
 
 
 def calls(text, name):
@@ -55,7 +84,8 @@ def check(version, src):
         return problems
     kernel = kernel_text(src)
     if number >= 7:
-        if calls(src, "__syncthreads") > 1 or calls(kernel, "barrier_cluster_wait") != 2:
+        if (calls(kernel, "__syncthreads") > 1
+                or calls(kernel, "barrier_cluster_wait") != 2):
             problems.append("a cluster barrier before the roles split and one before exit, "
                             "and __syncthreads() at most once")
     elif number >= 3:
@@ -105,6 +135,8 @@ def check(version, src):
                 or calls(kernel, "unit_begin") < 1):
             problems.append("partial sums handed over with a release and taken with an acquire, "
                             "in unit order")
+    if number >= 9:
+        problems += pingpong_problems(src)
     return problems
 
 

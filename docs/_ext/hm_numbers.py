@@ -18,8 +18,9 @@ renders one number; a missing result fails the build.
 
 SHAPE is MxNxK, or FAMILY/MxNxK where a shape is in two benchmark families.  PROTOCOL is
 ``alt`` (alternating: the benchmark, results/h200/bench.json), ``sust`` (sustained: the
-8192³ ladder, ladder_DTYPE.json), ``sweep`` (the sustained sweep, sweep_bf16.json) or
-``decode`` (the sustained sweep of the decode and waves shapes, sweep_decode_DTYPE.json).
+8192³ ladder, ladder_DTYPE.json), ``sweep`` (the sustained sweep, sweep_bf16.json),
+``decode`` (the sustained sweep of the decode and waves shapes, sweep_decode_DTYPE.json) or
+``shortk`` (the sustained sweep of the short-K family, sweep_shortk_DTYPE.json).
 HBM TB/s is a row's fewest bytes over its median time (the benchmark's counter hbm_TBps, a
 sweep result's hbm_tbps; cuBLAS's own row for IMPL ``cublas``); the read bandwidth is
 hm::measure_hbm_read's, at the start of the same run (the benchmark context's hbm_read_TBps,
@@ -63,9 +64,10 @@ def _path(app, protocol, dtype):
     path = {"alt": app.config.hm_results,
             "sust": os.path.join(results, f"ladder_{dtype}.json"),
             "sweep": os.path.join(results, f"sweep_{dtype}.json"),
-            "decode": os.path.join(results, f"sweep_decode_{dtype}.json")}.get(protocol)
+            "decode": os.path.join(results, f"sweep_decode_{dtype}.json"),
+            "shortk": os.path.join(results, f"sweep_shortk_{dtype}.json")}.get(protocol)
     if path is None:
-        raise NumberError(f"protocol '{protocol}' is not alt, sust, sweep or decode")
+        raise NumberError(f"protocol '{protocol}' is not alt, sust, sweep, decode or shortk")
     return path
 
 
