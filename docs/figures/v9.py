@@ -9,7 +9,8 @@ steps P4-P6), with made-up durations in units of one warpgroup's MMAs for a K sl
 times.  The loads are assumed to have
 landed already.  The turn barriers are named barriers of 256 threads: bar.sync by the
 warpgroup whose turn it is, bar.arrive by the other; warpgroup 1 gives warpgroup 0 the first
-turn."""
+turn.  Each turn is labelled with its barrier and the parity of the warpgroup's wait on its
+tile slot's mbarrier (tile_full[w]) for that tile."""
 from common import COLORS, box, figure, save
 
 TEXT = 10
@@ -51,7 +52,7 @@ def pingpong():
             pipe.append((t, SLICE, f"t{tile}", w))
             t += SLICE
         wgs[w].append((start, t - start, f"MMA t{tile}", "mma"))
-        turns.append((start, w, tile))
+        turns.append((start, w, tile // 2))  # warpgroup w's (tile // 2)-th tile
         turn_at[1 - w] = t - SLICE  # the arrival follows the last issue, not its completion
         pipe_free = t
         wgs[w].append((t, SLICE * EPILOGUE, f"store t{tile}", "c"))
@@ -60,31 +61,39 @@ def pingpong():
 
 
 def timeline():
-    fig, ax = figure(11.0, 4.6)
+    fig, ax = figure(11.0, 5.6)
+    step = 1.5  # rows apart: a box and a line of the barriers' names above it
     rows = {"pipe": 0, 0: 1, 1: 2}
     names = {"pipe": "tensor cores", 0: "warpgroup 0", 1: "warpgroup 1"}
     for panel, (title, model) in enumerate([("cooperative (v8)", cooperative),
                                             ("ping-pong (v9)", pingpong)]):
         pipe, wgs, turns, end = model()
-        y0 = 5.2 - panel * 4.4
+        y0 = 6.4 - panel * 5.4
         idle = end - sum(w_ for _, w_, _, _ in pipe)
         ax.text(-0.3, y0 + 0.9, f"{title}: {end:.0f} units, the tensor cores idle {idle:.0f}",
                 ha="left", va="bottom", fontsize=TEXT + 1, weight="bold")
         for key, row in rows.items():
-            y = y0 - row * 1.1
+            y = y0 - row * step
             ax.text(-0.3, y + 0.4, names[key], ha="right", va="center", fontsize=TEXT)
         for x, w_, label, owner in pipe:
             color = COLORS["mma"] if owner == 0 else COLORS["b"]
             box(ax, x, y0, w_, 0.8, label, color=color, fontsize=TEXT, alpha=0.85)
         for w in (0, 1):
-            y = y0 - rows[w] * 1.1
+            y = y0 - rows[w] * step
             for x, w_, label, kind in wgs[w]:
                 box(ax, x, y, w_, 0.8, label, color=COLORS[kind], fontsize=TEXT, alpha=0.6)
-        for x, w, tile in turns:
-            y = y0 - rows[w] * 1.1
+        for x, w, i in turns:
+            # The turn barrier returns; the slot's i-th claim was waited for with parity i & 1.
+            y = y0 - rows[w] * step
             ax.plot([x, x], [y - 0.12, y + 0.92], color="black", lw=2.2)
+            ax.text(x + 0.15, y + 0.88, f"bar.sync {4 + w} · tile_full[{w}] parity {i & 1}",
+                    ha="left", va="bottom", fontsize=TEXT)
+        if turns:  # warpgroup 1 gives warpgroup 0 the first turn
+            y = y0 - rows[1] * step
+            ax.text(0.15, y + 0.4, "bar.arrive 4", ha="left", va="center",
+                    fontsize=TEXT)
     ax.set_xlim(-3.2, 30.5)
-    ax.set_ylim(-2.0, 6.6)
+    ax.set_ylim(-2.6, 7.8)
     save(fig, "v9_timeline")
 
 
