@@ -65,6 +65,61 @@ def instrument(source, ns, name, pad, tile, first_slice, step9):
     return sub(text, stores, f"{stores}{pad}if (pr) probe_put(rec, 8);\n", "epilogue end")
 
 
+def instrument_v8(source):
+    """The probe edits of v8's kernel, per CTA (its first work unit only): the phases of a
+    stream-K unit, for the decode shapes' fixed cost (the performance log, issue 14)."""
+    ns, name = "v8_stream_k", "probe_v8"
+    text = sub(source, f"namespace {ns} {{", f"namespace {name} {{\n" + HELPERS, "namespace")
+    text = sub(text, f"}}  // namespace {ns}", f"}}  // namespace {name}", "namespace end")
+    # The copy carries its own copy of the header, in its namespace: with v8's types, calls
+    # such as unit_begin(sched, …) would also find v8's functions by argument lookup.
+    header = (root / ns / "matmul.h").read_text()
+    header = sub(header, f"namespace {ns} {{", f"namespace {name} {{", "header namespace")
+    header = sub(header, f"}}  // namespace {ns}", f"}}  // namespace {name}",
+                 "header namespace end")
+    text = sub(text, f'#include "{ns}/matmul.h"\n', header.replace("#pragma once\n", ""),
+               "the header")
+    text = f'#undef HM_VERSION\n#define HM_VERSION "{name}"\n' + text
+    entry = "  extern __shared__ uint8_t smem_raw[];\n"
+    stamp = "  if (threadIdx.x == 0) probe_put(g_probe + 16 * blockIdx.x, 10);\n"
+    text = sub(text, entry, entry + stamp, "CTA entry")
+    pad = "    "
+    acc = (f"{pad}float acc[kBN / 2];  "
+           "// this thread's part of the warpgroup's WM×kBN tile; no zero-fill\n")
+    text = sub(text, acc,
+               f"{acc}{pad}unsigned long long* rec = g_probe + 16 * blockIdx.x;\n"
+               f"{pad}const bool pr = threadIdx.x == 128 && j == 0;\n"
+               f"{pad}if (pr) {{\n"
+               f"{pad}  rec[0] = probe_smid();\n"
+               f"{pad}  rec[1] = (w.k_begin > 0 ? 1 : w.k_end < sched.k_tiles ? 2 : 3) |\n"
+               f"{pad}           (unsigned long long)(w.k_end - w.k_begin) << 8;\n"
+               f"{pad}  probe_put(rec, 2);\n"
+               f'{pad}  mbarrier_wait(full + 8 * (it % kStages), (it / kStages) & 1, "probe");\n'
+               f"{pad}  probe_put(rec, 4);\n"
+               f"{pad}}}\n",
+               "K loop start")
+    step10 = f"{pad}// Step 10: the one full wait"
+    text = sub(text, step10, f"{pad}if (pr) probe_put(rec, 6);\n{step10}", "K loop end")
+    raised = "      if (threadIdx.x % 128 == 0) red_release_gpu(flags + slot, 1);\n"
+    text = sub(text, raised, raised + "      if (pr) probe_put(rec, 8);\n", "partial handed over")
+    seen = ("        named_barrier_sync(kBarEpilogue + consumer, 128);\n"
+            "        const auto next_slot")
+    text = sub(text, seen, "        named_barrier_sync(kBarEpilogue + consumer, 128);\n"
+               "        if (pr) probe_put(rec, 8);\n        const auto next_slot", "flags seen")
+    step13 = f"{pad}// Step 13: the epilogue"
+    text = sub(text, step13, f"{pad}if (pr) probe_put(rec, 12);\n{step13}", "fix-up done")
+    stores = ("        store_pair_transposed(c, m, n, row + 8, col, acc[4 * j + 2], "
+              "acc[4 * j + 3]);\n      }\n")
+    return sub(text, stores, f"{stores}      if (pr) probe_put(rec, 14);\n", "epilogue end")
+
+
+# Record layout of probe_v8 (16 x u64 per CTA, its first unit): 0 smid, 1 role (1 hands a
+# partial over, 2 owns a tile that others share, 3 a whole tile) | K slices << 8, 2/3 K loop
+# start, 4/5 first slice landed, 6/7 K loop end, 8/9 partial handed over or the others'
+# flags seen, 10/11 CTA entry, 12/13 fix-up done (Step 13 begins), 14/15 epilogue end (the
+# small-M kernel's stores).
+(out / "probe_v8.cuh").write_text(instrument_v8((root / "v8_stream_k/matmul.cu").read_text()))
+
 # Record layout (16 x u64 per tile): 0 smid, 2/3 K loop start (ns, cycles), 4/5 first slice
 # landed, 6/7 K loop end, 8/9 epilogue end, 10/11 CTA entry (the CTA's first tile only).
 (out / "probe_v3.cuh").write_text(instrument(

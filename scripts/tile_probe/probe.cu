@@ -1,5 +1,6 @@
-// Per-tile timestamps of v3 and v4 (scripts/tile_probe/run.sh builds and runs it):
-//   probe OUTDIR M N K
+// Per-tile timestamps of v3 and v4, or per-CTA ones of v8's stream-K units
+// (scripts/tile_probe/run.sh builds and runs it):
+//   probe OUTDIR M N K [v3v4|v8]
 // Launches each instrumented kernel 40 times alternately with cuBLAS and 40 times back to
 // back, each block after ~0.5 s of untimed launches of the same kind, twice over; writes
 // OUTDIR/times.txt (median ms per launch, ratio to cuBLAS) and, per block, the tile records
@@ -20,6 +21,7 @@ __device__ unsigned long long g_probe[kMaxTiles * 16];
 #include "common/reference.h"
 #include "probe_v3.cuh"
 #include "probe_v4.cuh"
+#include "probe_v8.cuh"
 
 #define CHECK_STATUS(x)                                                     \
   do {                                                                      \
@@ -39,8 +41,13 @@ __device__ unsigned long long g_probe[kMaxTiles * 16];
   } while (0)
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: probe OUTDIR M N K\n");
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: probe OUTDIR M N K [v3v4|v8]\n");
+    return 2;
+  }
+  const std::string set = argc == 6 ? argv[5] : "v3v4";
+  if (set != "v3v4" && set != "v8") {
+    std::fprintf(stderr, "probe: the kernels are v3v4 or v8, not %s\n", set.c_str());
     return 2;
   }
   const std::string out = argv[1];
@@ -65,7 +72,9 @@ int main(int argc, char** argv) {
     const char* name;
     hm::Launcher launch;
   };
-  const Kernel kernels[] = {{"v3", probe_v3::matmul}, {"v4", probe_v4::matmul}};
+  const std::vector<Kernel> kernels =
+      set == "v8" ? std::vector<Kernel>{{"v8", probe_v8::matmul}}
+                  : std::vector<Kernel>{{"v3", probe_v3::matmul}, {"v4", probe_v4::matmul}};
   const int kTimed = 40;
   std::vector<cudaEvent_t> events(3 * kTimed);
   for (auto& e : events) CHECK_CUDA(cudaEventCreate(&e));
