@@ -88,20 +88,6 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint32_t bar, uint32_t 
   return done != 0;
 }
 
-/// `st.shared.u32` — stores one 32-bit word to shared memory.  PTX ISA, data movement
-/// instructions: st.
-__device__ __forceinline__ void st_shared(uint32_t addr, uint32_t value) {
-  asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
-}
-
-/// `ld.shared.u32` — loads one 32-bit word from shared memory.  PTX ISA, data movement
-/// instructions: ld.
-__device__ __forceinline__ uint32_t ld_shared(uint32_t addr) {
-  uint32_t value;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
-  return value;
-}
-
 /// `atom.global.add.u32` — adds `value` to a word of global memory and returns what it
 /// held before, as one indivisible step among every thread of the GPU.  PTX ISA, parallel
 /// synchronization instructions: atom.

@@ -93,18 +93,6 @@ __device__ __forceinline__ bool mbarrier_try_wait_parity(uint32_t bar, uint32_t 
   return done != 0;
 }
 
-/// `st.shared.u32` — stores one 32-bit word to shared memory.
-__device__ __forceinline__ void st_shared(uint32_t addr, uint32_t value) {
-  asm volatile("st.shared.u32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
-}
-
-/// `ld.shared.u32` — loads one 32-bit word from shared memory.
-__device__ __forceinline__ uint32_t ld_shared(uint32_t addr) {
-  uint32_t value;
-  asm volatile("ld.shared.u32 %0, [%1];" : "=r"(value) : "r"(addr) : "memory");
-  return value;
-}
-
 /// `atom.global.add.u32` — adds `value` to a word of global memory and returns what it
 /// held before, as one indivisible step among every thread of the GPU.  PTX ISA, parallel
 /// synchronization instructions: atom.
@@ -534,7 +522,8 @@ __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], uint64_t desc_a,
   else HM_WGMMA_M64N64K16("f16");
 }
 
-/// The wgmma of a tile `N` columns wide (BN, or a small-M tile's kSmallBN): one of the three.
+/// The wgmma of a tile `N` columns wide (BN, the small-M kernel's 64 or 128, or kPingBN):
+/// one of the four.
 template <typename T, int N>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
                                              uint64_t desc_b, int scale_d) {
