@@ -69,6 +69,10 @@ options:
   --shapes-file FILE   sweep: one MxNxK per line (# starts a comment)
   --versions LIST      sweep: measure only these versions, comma-separated (see
                        hopper-matmul list; cuBLAS is always measured); default: all
+  --reference cpu      run: check against the float64 CPU product (problems up to 2e10
+                       multiply-adds) instead of cuBLAS, and launch no cuBLAS at all (no
+                       "vs cuBLAS" column): for compute-sanitizer's racecheck, under which
+                       cuBLAS's own kernels fault when they are not the ones checked
 HBM TB/s is the fewest bytes the problem moves, 2·(M·K + N·K + M·N) (A and B read once, C
 written once), over the median time: memory-bound (decode) shapes are judged against the
 read bandwidth, which ladder and sweep measure once at start and print.
@@ -91,6 +95,7 @@ struct Options {
   int busy_sms = 0;  // --busy-sms: SMs another kernel holds while measuring (0: none)
   std::string json;
   std::string shapes, shapes_file;
+  bool cpu_reference = false;  // --reference cpu: no cuBLAS in the process (run only)
 };
 
 /// The comma-separated items of `text`, empty ones dropped.
@@ -150,6 +155,11 @@ std::optional<Options> parse(int argc, char** argv) {
     else if (flag == "--versions") o.versions = value;
     else if (flag == "--shapes") o.shapes = value;
     else if (flag == "--shapes-file") o.shapes_file = value;
+    else if (flag == "--reference") {
+      if (value != "cpu" && value != "cublas")
+        return bad("--reference must be cublas or cpu, not '" + value + "'");
+      o.cpu_reference = value == "cpu";
+    }
     else if (flag == "--dtype") {
       const auto d = hm::parse_dtype(value);
       if (!d) return bad("--dtype must be bf16 or fp16, not '" + value + "'");
@@ -160,6 +170,7 @@ std::optional<Options> parse(int argc, char** argv) {
     if (!ok) return bad("bad value '" + value + "' for " + std::string(flag));
   }
   if (o.command == "run" && split(o.version).empty()) return bad("run needs --version NAME");
+  if (o.cpu_reference && o.command != "run") return bad("--reference cpu is for run");
   if (!o.versions.empty() && o.command != "sweep")
     return bad("--versions is for sweep (run takes --version NAME[,NAME...])");
   if (!o.version.empty() && o.command == "sweep")
@@ -213,9 +224,10 @@ struct Entry {
 struct Run {
   hm::Problem problem;
   int sets = 1;
-  std::vector<Entry> entries;  // entries[0] is cuBLAS
+  std::vector<Entry> entries;  // entries[0] is cuBLAS, unless --reference cpu left it out
 
-  double cublas_ms() const { return entries[0].median_ms(); }
+  bool has_cublas() const { return !entries.empty() && entries[0].name == "cublas"; }
+  double cublas_ms() const { return has_cublas() ? entries[0].median_ms() : NAN; }
   bool pass() const {
     for (const Entry& e : entries)
       if (!e.pass()) return false;
@@ -229,10 +241,10 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
   const hm::Problem& p = run->problem;
   HM_TRY(hm::validate_problem(p));
   hm::Workload work;
-  HM_TRY(work.init(p, info.l2_bytes, 1, cublas, stream));
+  HM_TRY(work.init(p, info.l2_bytes, 1, o.cpu_reference ? nullptr : cublas, stream));
   run->sets = work.sets();
 
-  // Correctness first: each version once on fresh poison, compared with cuBLAS.
+  // Correctness first: each version once on fresh poison, compared with the reference.
   for (Entry& e : run->entries) {
     if (e.name == "cublas") continue;
     if (const hm::Status s = work.check_fn(e.launch, &e.check, stream); !s.ok())
@@ -277,7 +289,7 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
     }
   }
   HM_TRY(busy->stop());
-  if (!run->entries[0].error.empty())
+  if (run->has_cublas() && !run->entries[0].error.empty())
     return hm::Status::error("cuBLAS failed: " + run->entries[0].error);
   return hm::Status();
 }
@@ -299,8 +311,10 @@ void print_rows(const Run& run, bool with_shape) {
     const double tflops = run.problem.flops() / (ms * 1e-3) / 1e12;
     const double tbps = run.problem.min_bytes() / (ms * 1e-3) / 1e12;
     const std::string check = e.checked ? e.check.summary() : "reference";
-    std::printf("%-20s %-55s %9.3f %8.1f %8.3f %9.3f  %s\n", e.name.c_str(),
-                e.technique.c_str(), ms, tflops, tbps, cublas_ms / ms, check.c_str());
+    char ratio[32] = "-";  // --reference cpu: no cuBLAS to compare with
+    if (run.has_cublas()) std::snprintf(ratio, sizeof ratio, "%.3f", cublas_ms / ms);
+    std::printf("%-20s %-55s %9.3f %8.1f %8.3f %9s  %s\n", e.name.c_str(),
+                e.technique.c_str(), ms, tflops, tbps, ratio, check.c_str());
   }
 }
 
@@ -317,8 +331,9 @@ void write_run_json(std::ostream& f, const Run& run) {
       << hm::json_escape(e.technique) << "\"";
     if (e.error.empty()) {
       const double ms = e.median_ms();
-      f << ", \"median_ms\": " << ms << ", \"tflops\": " << p.flops() / (ms * 1e-3) / 1e12
-        << ", \"ratio_to_cublas\": " << cublas_ms / ms << ", \"samples\": " << e.samples_ms.size()
+      f << ", \"median_ms\": " << ms << ", \"tflops\": " << p.flops() / (ms * 1e-3) / 1e12;
+      if (run.has_cublas()) f << ", \"ratio_to_cublas\": " << cublas_ms / ms;
+      f << ", \"samples\": " << e.samples_ms.size()
         << ", \"hbm_tbps\": " << p.min_bytes() / (ms * 1e-3) / 1e12;
     }
     if (e.checked)
@@ -463,9 +478,12 @@ int cmd_measure(const Options& o) {
   std::vector<Run> runs;
   for (const hm::Problem& p : o.problems) {
     Run run{p, 1, {}};
-    run.entries.push_back({"cublas", "cublasGemmEx, fp32 compute (the reference)",
-                           [&cublas](const hm::Problem& q, const void* a, const void* b, void* c,
-                                     cudaStream_t s) { return cublas.matmul(q, a, b, c, s); }});
+    if (!o.cpu_reference)
+      run.entries.push_back({"cublas", "cublasGemmEx, fp32 compute (the reference)",
+                             [&cublas](const hm::Problem& q, const void* a, const void* b,
+                                       void* c, cudaStream_t s) {
+                               return cublas.matmul(q, a, b, c, s);
+                             }});
     // ladder and sweep: every version; run and sweep --versions: the named ones, in ladder
     // order.
     const std::vector<std::string> named = split(o.command == "run" ? o.version : o.versions);
@@ -493,6 +511,9 @@ int cmd_measure(const Options& o) {
     std::printf("Problem: C[%lld,%lld] = A[%lld,%lld]·B[%lld,%lld]^T, %s in, fp32 accumulate\n",
                 (long long)p.m, (long long)p.n, (long long)p.m, (long long)p.k, (long long)p.n,
                 (long long)p.k, hm::dtype_name(p.dtype));
+    if (o.cpu_reference)
+      std::printf("Reference: the float64 CPU product, rounded to %s (no cuBLAS launched)\n",
+                  hm::dtype_name(p.dtype));
   }
   std::printf("\n%s%-20s %-55s %9s %8s %8s %9s  %s\n", sweep ? "shape (MxNxK)        " : "",
               "version", "technique", "ms", "TFLOPS", "HBM TB/s", "vs cuBLAS", "check");

@@ -6,9 +6,11 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <thread>
 
 #include "common/buffers.h"
 #include "common/reference.h"
@@ -218,14 +220,54 @@ void cpu_reference(const Problem& p, const std::vector<uint16_t>& a,
   for (size_t i = 0; i < a.size(); ++i) ad[i] = to_double(a[i], p.dtype);
   for (size_t i = 0; i < b.size(); ++i) bd[i] = to_double(b[i], p.dtype);
   ref->assign(size_t(p.m * p.n), 0.0);
-  for (int64_t i = 0; i < p.m; ++i)
-    for (int64_t j = 0; j < p.n; ++j) {
-      const double* ai = &ad[size_t(i * p.k)];
-      const double* bj = &bd[size_t(j * p.k)];
-      double sum = 0;
-      for (int64_t kk = 0; kk < p.k; ++kk) sum += ai[kk] * bj[kk];
-      (*ref)[size_t(i * p.n + j)] = sum;
+  // Rows of C in interleaved blocks, one per hardware thread: each sum is the same loop,
+  // so the result does not depend on the thread count.
+  const auto rows = [&](int64_t first, int64_t step) {
+    for (int64_t i = first; i < p.m; i += step)
+      for (int64_t j = 0; j < p.n; ++j) {
+        const double* ai = &ad[size_t(i * p.k)];
+        const double* bj = &bd[size_t(j * p.k)];
+        double sum = 0;
+        for (int64_t kk = 0; kk < p.k; ++kk) sum += ai[kk] * bj[kk];
+        (*ref)[size_t(i * p.n + j)] = sum;
+      }
+  };
+  const int64_t threads =
+      std::clamp<int64_t>(std::thread::hardware_concurrency(), 1, std::max<int64_t>(p.m, 1));
+  std::vector<std::thread> workers;
+  for (int64_t t = 1; t < threads; ++t) workers.emplace_back(rows, t, threads);
+  rows(0, threads);
+  for (std::thread& w : workers) w.join();
+}
+
+Status cpu_reference_on_device(const Problem& p, const void* a, const void* b, void* ref,
+                               cudaStream_t stream) {
+  if (double(p.m) * double(p.n) * double(p.k) > kCpuReferenceMaxMacs)
+    return Status::error("the float64 CPU reference is for problems of at most " +
+                         std::to_string(int64_t(kCpuReferenceMaxMacs)) +
+                         " multiply-adds (m·n·k), not " + std::to_string(p.m) + "x" +
+                         std::to_string(p.n) + "x" + std::to_string(p.k));
+  std::vector<uint16_t> ha(size_t(p.m * p.k)), hb(size_t(p.n * p.k));
+  HM_CUDA_TRY(cudaMemcpyAsync(ha.data(), a, ha.size() * 2, cudaMemcpyDeviceToHost, stream));
+  HM_CUDA_TRY(cudaMemcpyAsync(hb.data(), b, hb.size() * 2, cudaMemcpyDeviceToHost, stream));
+  HM_CUDA_TRY(cudaStreamSynchronize(stream));
+  std::vector<double> exact;
+  cpu_reference(p, ha, hb, &exact);
+  // Rounded once to the output type (through float, whose rounding is far finer), as a
+  // kernel rounds its fp32 accumulator.
+  std::vector<uint16_t> bits(exact.size());
+  for (size_t i = 0; i < exact.size(); ++i) {
+    const float f = float(exact[i]);
+    if (p.dtype == DType::bf16) {
+      const __nv_bfloat16 x = __float2bfloat16_rn(f);
+      std::memcpy(&bits[i], &x, 2);
+    } else {
+      const __half x = __float2half_rn(f);
+      std::memcpy(&bits[i], &x, 2);
     }
+  }
+  HM_CUDA_TRY(cudaMemcpyAsync(ref, bits.data(), bits.size() * 2, cudaMemcpyHostToDevice, stream));
+  return cuda_status(cudaStreamSynchronize(stream), "cudaStreamSynchronize", __FILE__, __LINE__);
 }
 
 Comparison compare_with_exact(const Problem& p, const std::vector<uint16_t>& c,

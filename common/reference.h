@@ -88,6 +88,17 @@ double to_double(uint16_t bits, DType dtype);
 void cpu_reference(const Problem& problem, const std::vector<uint16_t>& a,
                    const std::vector<uint16_t>& b, std::vector<double>* ref);
 
+/// The most multiply-adds (m·n·k) cpu_reference_on_device takes: about ten seconds on 16
+/// cores, a minute on 2.
+inline constexpr double kCpuReferenceMaxMacs = 2e10;
+
+/// The float64 CPU product of device operands `a` and `b`, rounded once to `problem.dtype`,
+/// into the device buffer `ref` (m·n elements): a reference without cuBLAS in the process,
+/// for compute-sanitizer (`hopper-matmul run --reference cpu`).  Synchronizes `stream`; an
+/// error for problems above kCpuReferenceMaxMacs.
+Status cpu_reference_on_device(const Problem& problem, const void* a, const void* b, void* ref,
+                               cudaStream_t stream);
+
 /// Compares host result bits with a float64 reference (same tolerance as the GPU path).
 Comparison compare_with_exact(const Problem& problem, const std::vector<uint16_t>& c,
                               const std::vector<double>& ref);

@@ -25,6 +25,9 @@ Status Workload::init(const Problem& p, long long l2_bytes, uint64_t seed, Cubla
   }
   HM_TRY(reference_.allocate(c_bytes));
   HM_TRY(scratch_.allocate(c_bytes));
+  if (!cublas)
+    return cpu_reference_on_device(p, sets_[0].a.get(), sets_[0].b.get(), reference_.get(),
+                                   stream);
   return cublas->matmul(p, sets_[0].a.get(), sets_[0].b.get(), reference_.get(), stream);
 }
 

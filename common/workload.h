@@ -1,7 +1,8 @@
 /** @file
  *  The operands of one measured problem: enough rotating A/B/C sets that one launch's inputs
  *  are not in L2 from the last, each filled with fresh unit-variance random data, and the
- *  cuBLAS result on set 0 that every implementation is checked against.
+ *  reference result on set 0 that every implementation is checked against (cuBLAS's, or the
+ *  float64 CPU product).
  */
 #pragma once
 
@@ -27,7 +28,8 @@ struct OperandSet {
 class Workload {
  public:
   /// Allocates rotation_sets(…) operand sets for `problem` (sized against `l2_bytes`),
-  /// fills them from `seed`, and computes the cuBLAS reference on set 0.
+  /// fills them from `seed`, and computes the cuBLAS reference on set 0 (with `cublas`
+  /// null, the float64 CPU reference: cpu_reference_on_device).
   Status init(const Problem& problem, long long l2_bytes, uint64_t seed, Cublas* cublas,
               cudaStream_t stream);
 
@@ -38,7 +40,7 @@ class Workload {
   OperandSet& set(int rep) { return sets_[size_t(rep) % sets_.size()]; }
 
   /// Runs `launch` once on set 0 into a freshly poisoned output and compares it with the
-  /// cuBLAS reference.
+  /// reference.
   Status check(const Launcher& launch, Comparison* out, cudaStream_t stream);
 
   /// Same, for any callable with the Launcher signature.

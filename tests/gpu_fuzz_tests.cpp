@@ -401,6 +401,73 @@ TEST(FuzzRepro, TheCommandLineToolAcceptsTheCommandsFlags) {
   }
 }
 
+/// Runs `args` through the command-line tool: its exit status and what it printed.
+std::pair<int, std::string> run_cli(const std::string& args) {
+  const std::string command = std::string(HM_CLI_PATH) + " " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return {-1, "popen failed: " + command};
+  std::string output;
+  char chunk[512];
+  while (size_t got = fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// --reference cpu (what scripts/gpu_check.sh runs compute-sanitizer on): run only, cpu or
+// cublas only, and a problem it cannot take is a problem error (exit 1) before any GPU.
+TEST(CliReference, TheFlagIsForRunAndTakesCpuOrCublas) {
+  auto [code, out] = run_cli("ladder --reference cpu");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--reference cpu is for run"), std::string::npos) << out;
+  std::tie(code, out) = run_cli("run --version v4_persistent --reference gpu");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--reference must be cublas or cpu, not 'gpu'"), std::string::npos) << out;
+  std::tie(code, out) = run_cli("run --version v4_persistent --m 64 --n 64 --k 12 --reference cpu");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("k must be a multiple of 8"), std::string::npos) << out;
+}
+
+TEST(CliReference, TheCpuReferenceNamesItsLimitBeforeTouchingTheGpu) {
+  const hm::Problem p{8192, 8192, 8192, DType::bf16};
+  const hm::Status s = hm::cpu_reference_on_device(p, nullptr, nullptr, nullptr, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("at most 20000000000 multiply-adds"), std::string::npos)
+      << s.message();
+}
+
+// The threads of cpu_reference each take interleaved rows; every element is the same sum as
+// the plain loop's, to the bit.
+TEST(CliReference, TheThreadedCpuReferenceIsThePlainSum) {
+  const hm::Problem p{37, 5, 24, DType::fp16};
+  std::vector<uint16_t> a(size_t(p.m * p.k)), b(size_t(p.n * p.k));
+  uint32_t x = 7;
+  for (auto* v : {&a, &b})
+    for (uint16_t& e : *v) e = uint16_t(0x3000 + ((x = x * 1664525u + 1013904223u) >> 22));
+  std::vector<double> ref;
+  hm::cpu_reference(p, a, b, &ref);
+  ASSERT_EQ(ref.size(), size_t(p.m * p.n));
+  for (int64_t i = 0; i < p.m; ++i)
+    for (int64_t j = 0; j < p.n; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < p.k; ++k)
+        sum += hm::to_double(a[size_t(i * p.k + k)], p.dtype) *
+               hm::to_double(b[size_t(j * p.k + k)], p.dtype);
+      EXPECT_EQ(ref[size_t(i * p.n + j)], sum) << i << ", " << j;
+    }
+}
+
+// On the GPU: a version checked against the CPU product, and no cuBLAS row.
+TEST(CliReference, RunChecksAgainstTheCpuProductWithoutCublas) {
+  SKIP_WITHOUT_SM90();
+  const auto [code, out] = run_cli("run --version v4_persistent,v9_pingpong --m 200 --n 264 "
+                                   "--k 136 --reference cpu --warmup 0 --rounds 1 --reps 1 "
+                                   "--settle-ms 0");
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("Reference: the float64 CPU product"), std::string::npos) << out;
+  EXPECT_EQ(out.find("\ncublas "), std::string::npos) << out;
+  EXPECT_NE(out.find("\nv9_pingpong "), std::string::npos) << out;
+}
+
 // =======================================================================================
 // The fuzz (GPU)
 // =======================================================================================

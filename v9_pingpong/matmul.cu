@@ -1635,26 +1635,15 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
                                                 how, stream);
 }
 
-/// The ping-pong kernel on `p` (C through TMA stores: n % 8 == 0), on `sms` SMs.
+/// The ping-pong kernel on `p` (C through TMA stores: n % 8 == 0), on `sms` SMs; B's box is
+/// kPingBN rows.
 template <typename T>
-hm::Status run_pingpong(const hm::Problem& p, const void* a, const void* b, void* c, int sms,
+hm::Status run_pingpong(const CUtensorMap& tma_a, const CUtensorMap& tma_b,
+                        const CUtensorMap& tma_c, const hm::Problem& p, int sms,
                         cudaStream_t stream) {
   const int64_t tiles_m = (p.m + BM - 1) / BM, tiles_n = (p.n + kPingBN - 1) / kPingBN;
   if (tiles_m * tiles_n > INT32_MAX)
     return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
-  CUtensorMap tma_a, tma_b, tma_c;
-  HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
-                          .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
-                         &tma_a));
-  HM_TRY(hm::make_tma_2d({.base = b, .dtype = p.dtype, .rows = uint64_t(p.n),
-                          .cols = uint64_t(p.k), .row_stride_bytes = uint64_t(p.k) * 2,
-                          .box_rows = kPingBN, .box_cols = BK, .swizzle = hm::Swizzle::b128},
-                         &tma_b));
-  HM_TRY(hm::make_tma_2d({.base = c, .dtype = p.dtype, .rows = uint64_t(p.m),
-                          .cols = uint64_t(p.n), .row_stride_bytes = uint64_t(p.n) * 2,
-                          .box_rows = WM, .box_cols = 64, .swizzle = hm::Swizzle::b128},
-                         &tma_c));
   const void* kernel = reinterpret_cast<const void*>(&matmul_kernel_pingpong<T>);
   HM_TRY(hm::set_max_dynamic_smem(kernel, kPingSmemBytes));
   uint32_t* counter = nullptr;  // the stream's, 0 between launches
@@ -1697,9 +1686,8 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
   // Ping-pong where pingpong_path() takes it: v8 would keep whole 128 × 256 tiles and store
   // C through TMA, and the narrower tiles' waves take no longer; there each warpgroup takes
   // 128 × 192 tiles of its own (the chapter says why).  A schedule forced by a test is v8's.
-  if (how.forced == nullptr && pingpong_path(p, sms))
-    return p.dtype == hm::DType::bf16 ? run_pingpong<__nv_bfloat16>(q, a, b, c, sms, stream)
-                                      : run_pingpong<__half>(q, a, b, c, sms, stream);
+  const bool pingpong = how.forced == nullptr && pingpong_path(p, sms);  // so tma_store
+  const uint32_t b_rows = pingpong ? uint32_t(kPingBN) : uint32_t(tiling.bn) / ctas;
 
   CUtensorMap tma_a, tma_b, tma_c = {};
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = q.dtype, .rows = uint64_t(q.m),
@@ -1708,14 +1696,17 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
                          &tma_a));
   HM_TRY(hm::make_tma_2d({.base = b, .dtype = q.dtype, .rows = uint64_t(q.n),
                           .cols = uint64_t(q.k), .row_stride_bytes = uint64_t(q.k) * 2,
-                          .box_rows = uint32_t(tiling.bn) / ctas, .box_cols = BK,
-                          .swizzle = hm::Swizzle::b128},
+                          .box_rows = b_rows, .box_cols = BK, .swizzle = hm::Swizzle::b128},
                          &tma_b));
   if (tma_store)
     HM_TRY(hm::make_tma_2d({.base = c, .dtype = q.dtype, .rows = uint64_t(q.m),
                             .cols = uint64_t(q.n), .row_stride_bytes = uint64_t(q.n) * 2,
                             .box_rows = WM, .box_cols = 64, .swizzle = hm::Swizzle::b128},
                            &tma_c));
+  if (pingpong)
+    return p.dtype == hm::DType::bf16
+               ? run_pingpong<__nv_bfloat16>(tma_a, tma_b, tma_c, q, sms, stream)
+               : run_pingpong<__half>(tma_a, tma_b, tma_c, q, sms, stream);
   const int tm = int(tiles_m), tn = int(tiles_n);
   if (p.dtype == hm::DType::bf16)
     return launch_for<__nv_bfloat16>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, with,
