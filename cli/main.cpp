@@ -247,10 +247,16 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
   // Correctness first: each version once on fresh poison, compared with the reference.
   for (Entry& e : run->entries) {
     if (e.name == "cublas") continue;
-    if (const hm::Status s = work.check_fn(e.launch, &e.check, stream); !s.ok())
+    if (const hm::Status s = work.check_fn(e.launch, &e.check, stream); !s.ok()) {
       e.error = s.message();
-    else
+      // A kernel that faults or traps (a debug build's bounded wait) leaves the context
+      // unusable, and every later call fails with its error: name the culprit now.
+      if (cudaDeviceSynchronize() != cudaSuccess)
+        return hm::Status::error(e.name + " failed and left the CUDA context unusable: " +
+                                 e.error);
+    } else {
       e.checked = true;
+    }
   }
 
   // Then timing, interleaved: every round times each implementation in turn, so slow drift
