@@ -220,8 +220,8 @@ void cpu_reference(const Problem& p, const std::vector<uint16_t>& a,
   for (size_t i = 0; i < a.size(); ++i) ad[i] = to_double(a[i], p.dtype);
   for (size_t i = 0; i < b.size(); ++i) bd[i] = to_double(b[i], p.dtype);
   ref->assign(size_t(p.m * p.n), 0.0);
-  // Rows of C in interleaved blocks, one per hardware thread: each sum is the same loop,
-  // so the result does not depend on the thread count.
+  // Every hardware thread takes every threads-th row of C; each sum is the same loop, so
+  // the result does not depend on the thread count.
   const auto rows = [&](int64_t first, int64_t step) {
     for (int64_t i = first; i < p.m; i += step)
       for (int64_t j = 0; j < p.n; ++j) {
