@@ -1,8 +1,9 @@
 /** @file
  *  The benchmark suite: every registered version and cuBLAS, in bf16 and fp16, on square,
  *  transformer-layer, ragged, decode (a few tokens against a layer's weights), wave-
- *  quantisation and short-K shapes.  Run one version or one family with `--benchmark_filter` (e.g.
- *  `--benchmark_filter=v5_async_wgmma/bf16/square`, or `/decode/` alone).
+ *  quantisation and short-K shapes.  Run one version or one family with
+ *  `--benchmark_filter` (e.g. `--benchmark_filter=v5_async_wgmma/bf16/square`, or
+ *  `/decode/` alone).
  *
  *  Protocol.  Each benchmark checks its result against cuBLAS once, warms up, then times
  *  its implementation and cuBLAS alternately, launch by launch, each between two CUDA

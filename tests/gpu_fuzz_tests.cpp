@@ -382,35 +382,34 @@ TEST(FuzzRepro, CommandsNameTheVersionShapeDtypeSeedAndCase) {
   EXPECT_NE(this_binary().find("hm_tests"), std::string::npos) << this_binary();
 }
 
-// The repro command's flags are the command-line tool's: the same command, for every
-// version, with K = 12, which the tool rejects as a problem (exit 1, before any GPU is
-// needed) and not as a usage error (exit 2).
-TEST(FuzzRepro, TheCommandLineToolAcceptsTheCommandsFlags) {
-  for (const hm::Version& v : hm::versions()) {
-    const std::string command =
-        cli_command(HM_CLI_PATH, v.name, {1234, 567, 12, DType::fp16}) + " 2>&1";
-    FILE* pipe = popen(command.c_str(), "r");
-    ASSERT_NE(pipe, nullptr) << command;
-    std::string output;
-    char chunk[512];
-    while (size_t got = fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
-    const int status = pclose(pipe);
-    ASSERT_TRUE(WIFEXITED(status)) << command;
-    EXPECT_EQ(WEXITSTATUS(status), 1) << command << "\n" << output;
-    EXPECT_NE(output.find("k must be a multiple of 8"), std::string::npos) << output;
-  }
-}
-
-/// Runs `args` through the command-line tool: its exit status and what it printed.
-std::pair<int, std::string> run_cli(const std::string& args) {
-  const std::string command = std::string(HM_CLI_PATH) + " " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
+/// Runs `command` in a shell: its exit status (-1 if it did not exit) and what it printed,
+/// standard error included.
+std::pair<int, std::string> run_shell(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (!pipe) return {-1, "popen failed: " + command};
   std::string output;
   char chunk[512];
   while (size_t got = fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+/// Runs the command-line tool with `args`.
+std::pair<int, std::string> run_cli(const std::string& args) {
+  return run_shell(std::string(HM_CLI_PATH) + " " + args);
+}
+
+// The repro command's flags are the command-line tool's: the same command, for every
+// version, with K = 12, which the tool rejects as a problem (exit 1, before any GPU is
+// needed) and not as a usage error (exit 2).
+TEST(FuzzRepro, TheCommandLineToolAcceptsTheCommandsFlags) {
+  for (const hm::Version& v : hm::versions()) {
+    const std::string command = cli_command(HM_CLI_PATH, v.name, {1234, 567, 12, DType::fp16});
+    const auto [status, output] = run_shell(command);
+    ASSERT_NE(status, -1) << command;
+    EXPECT_EQ(status, 1) << command << "\n" << output;
+    EXPECT_NE(output.find("k must be a multiple of 8"), std::string::npos) << output;
+  }
 }
 
 // --reference cpu (what scripts/gpu_check.sh runs compute-sanitizer on): run only, cpu or
