@@ -639,9 +639,10 @@ INSTANTIATE_TEST_SUITE_P(
 // computed once per shape beforehand.  The launchers of v0–v6 keep no state beyond the
 // shared-memory attribute (set once per kernel and device, behind a mutex); v7 and v8 ask
 // the occupancy calculator once per thread how many clusters fit (thread_local); v8 keeps
-// a stream-K workspace per (device, stream) behind a mutex, allocated on a stream's first
-// stream-K launch.  So the threads' first launches allocate their workspaces at the same
-// time, and two v8 launches on two streams run side by side with two workspaces.
+// a stream-K workspace per device and stream (and host thread, for cudaStreamPerThread)
+// behind a mutex (hm::stream_memory()), allocated on a stream's first stream-K launch.  So
+// the threads' first launches allocate their workspaces at the same time, and two v8
+// launches on two streams run side by side with two workspaces.
 
 /// A job of the concurrency test: one launch of one version on one problem.
 struct Job {
@@ -667,7 +668,7 @@ constexpr int kRunsPerJob = 2;   ///< back to back on the thread's stream, then 
 /// back (v8's second launch reuses the stream's workspace right after the first), then both
 /// checked.  Starts when every thread has its stream.
 void run_jobs(int t, int device, const std::vector<Job>& jobs, size_t c_bytes,
-              std::latch* ready, ThreadReport* report) {
+              bool per_thread_stream, std::latch* ready, ThreadReport* report) {
   const auto fail = [report](const std::string& what) {
     if (report->failures.size() < 10) report->failures.push_back(what);
   };
@@ -675,12 +676,13 @@ void run_jobs(int t, int device, const std::vector<Job>& jobs, size_t c_bytes,
   const struct StreamOwner {
     cudaStream_t* s;
     ~StreamOwner() {
-      if (*s) cudaStreamDestroy(*s);
+      if (*s && *s != cudaStreamPerThread) cudaStreamDestroy(*s);
     }
   } owner{&stream};
   std::array<hm::DeviceBuffer, kRunsPerJob> c;
   hm::Status setup = hm::cuda_status(cudaSetDevice(device), "cudaSetDevice", __FILE__, __LINE__);
-  if (setup.ok())
+  if (setup.ok() && per_thread_stream) stream = cudaStreamPerThread;  // not destroyed
+  else if (setup.ok())
     setup = hm::cuda_status(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
                             "cudaStreamCreateWithFlags", __FILE__, __LINE__);
   for (hm::DeviceBuffer& buf : c)
@@ -710,6 +712,47 @@ void run_jobs(int t, int device, const std::vector<Job>& jobs, size_t c_bytes,
       break;
     }
   }
+}
+
+/// Runs `jobs` on kThreads host threads at once, each on its own stream (or on
+/// cudaStreamPerThread, which names a different stream in each thread), and checks every
+/// result against cuBLAS's, computed once per job before the threads start.
+void run_concurrently(std::vector<Job>& jobs, bool per_thread_stream) {
+  // Inputs and references once, on the legacy default stream, before any thread starts.
+  hm::Cublas cublas;
+  size_t c_bytes = 0;
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    Job& job = jobs[j];
+    ASSERT_OK(job.in.init(job.p, 1000 + j, nullptr));
+    ASSERT_OK(job.ref.allocate(size_t(job.p.m * job.p.n * 2)));
+    ASSERT_OK(cublas.matmul(job.p, job.in.a.get(), job.in.b.get(), job.ref.get(), nullptr));
+    c_bytes = std::max(c_bytes, size_t(job.p.m * job.p.n * 2));
+  }
+  ASSERT_CUDA(cudaDeviceSynchronize());
+
+  int device = 0;
+  ASSERT_CUDA(cudaGetDevice(&device));
+  std::latch ready(kThreads);
+  std::array<ThreadReport, kThreads> reports;
+  std::vector<std::thread> threads;
+  const auto start = std::chrono::steady_clock::now();
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back(run_jobs, t, device, std::cref(jobs), c_bytes, per_thread_stream,
+                         &ready, &reports[t]);
+  for (std::thread& thread : threads) thread.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  int64_t checked = 0;
+  for (const ThreadReport& r : reports) {
+    checked += r.checked;
+    for (const std::string& failure : r.failures) ADD_FAILURE() << failure;
+  }
+  EXPECT_EQ(checked, int64_t(kThreads) * kLaps * int64_t(jobs.size()) * kRunsPerJob)
+      << "results checked";
+  std::printf("concurrency (%s): %d threads, %zu jobs, %lld results checked in %.2f s\n",
+              per_thread_stream ? "cudaStreamPerThread" : "a stream each", kThreads,
+              jobs.size(), (long long)checked, seconds);
 }
 
 TEST(Concurrency, FourThreadsOnTheirOwnStreamsGetEveryResultRightFromEveryVersion) {
@@ -762,39 +805,41 @@ TEST(Concurrency, FourThreadsOnTheirOwnStreamsGetEveryResultRightFromEveryVersio
     jobs.insert(jobs.begin() + std::ptrdiff_t(std::min(jobs.size(), j * 6)),
                 std::move(stream_k[j]));
 
-  // Inputs and references once, on the legacy default stream, before any thread starts.
-  hm::Cublas cublas;
-  size_t c_bytes = 0;
-  for (size_t j = 0; j < jobs.size(); ++j) {
-    Job& job = jobs[j];
-    ASSERT_OK(job.in.init(job.p, 1000 + j, nullptr));
-    ASSERT_OK(job.ref.allocate(size_t(job.p.m * job.p.n * 2)));
-    ASSERT_OK(cublas.matmul(job.p, job.in.a.get(), job.in.b.get(), job.ref.get(), nullptr));
-    c_bytes = std::max(c_bytes, size_t(job.p.m * job.p.n * 2));
-  }
-  ASSERT_CUDA(cudaDeviceSynchronize());
+  run_concurrently(jobs, false);
+}
 
-  int device = 0;
-  ASSERT_CUDA(cudaGetDevice(&device));
-  std::latch ready(kThreads);
-  std::array<ThreadReport, kThreads> reports;
-  std::vector<std::thread> threads;
-  const auto start = std::chrono::steady_clock::now();
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back(run_jobs, t, device, std::cref(jobs), c_bytes, &ready, &reports[t]);
-  for (std::thread& thread : threads) thread.join();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  int64_t checked = 0;
-  for (const ThreadReport& r : reports) {
-    checked += r.checked;
-    for (const std::string& failure : r.failures) ADD_FAILURE() << failure;
+// The same handle, cudaStreamPerThread, in four threads is four streams, which run at once:
+// the stream-K workspace (and the tile counter) must be one per thread there, or two
+// threads' partial tiles and flags meet in one workspace.  v8 and v9 on the decode shapes
+// they split among 120 units, and v8 with a forced schedule over 133 tiles of C; v8 and v9
+// take one workspace per stream, of their own sizes, so each thread's grows once.
+TEST(Concurrency, FourThreadsOnCudaStreamPerThreadGetEveryStreamKResultRight) {
+  SKIP_WITHOUT_SM90();
+  hm::DeviceInfo info;
+  ASSERT_OK(hm::query_current_sm90(&info));
+  std::vector<Job> jobs;
+  for (const char* name : {"v8_stream_k", "v9_pingpong"}) {
+    const hm::Version* v = hm::find_version(name);
+    ASSERT_NE(v, nullptr) << name;
+    for (const hm::Problem& q : {hm::Problem{64, 5120, 5120, DType::bf16},
+                                 hm::Problem{1, 5120, 5120, DType::fp16},
+                                 hm::Problem{17, 5001, 4104, DType::bf16}})
+      jobs.push_back({std::string(v->name) + " " + describe(q), q,
+                      [q, launch = v->launch](const void* a, const void* b, void* c,
+                                              cudaStream_t s) { return launch(q, a, b, c, s); },
+                      {}, {}});
   }
-  EXPECT_EQ(checked, int64_t(kThreads) * kLaps * int64_t(jobs.size()) * kRunsPerJob)
-      << "results checked";
-  std::printf("concurrency: %d threads, %zu jobs, %lld results checked in %.2f s\n", kThreads,
-              jobs.size(), (long long)checked, seconds);
+  const hm::Problem split{896, 4864, 1024, DType::fp16};
+  const int units = std::min(info.sm_count, 133);
+  const v8_stream_k::Schedule every_tile{133, 16, units, 133, units, 8};
+  jobs.push_back({"v8_stream_k " + describe(split) + ", " + std::to_string(units) +
+                      " units over all 133 tiles",
+                  split,
+                  [split, every_tile](const void* a, const void* b, void* c, cudaStream_t s) {
+                    return v8_stream_k::matmul(split, a, b, c, every_tile, s);
+                  },
+                  {}, {}});
+  run_concurrently(jobs, true);
 }
 
 // =======================================================================================
@@ -813,21 +858,18 @@ TEST(Concurrency, FourThreadsOnTheirOwnStreamsGetEveryResultRightFromEveryVersio
 //   v7      the same with cudaLaunchKernelEx and, where n % 8 != 0, a cluster-dimension
 //           attribute, which a kernel node keeps; its cluster count comes from a
 //           thread_local answer of cudaOccupancyMaxActiveClusters: one kernel node.
-//   v8      v7's launch; a stream-K schedule takes the stream's workspace from the cache,
-//           which already holds it (keyed by device and stream, not thread): one kernel
-//           node, whose flags are zero again after every replay, so it replays any number
-//           of times.  The graph keeps the workspace of the stream it was captured on:
-//           replays must be ordered with that stream's other v8 launches.
+//   v8      v7's launch; a stream-K schedule takes the stream's workspace from
+//           hm::stream_memory(), which already holds it (keyed by device and stream, and by
+//           thread only for cudaStreamPerThread): one kernel node, whose flags are zero
+//           again after every replay, so it replays any number of times.  The graph keeps
+//           the workspace of the stream it was captured on: replays must be ordered with
+//           that stream's other v8 launches.
 //
-// Not tested, because it is unsafe in this process: capturing the first stream-K launch on
-// a stream.  cached_workspace() then captures cudaMallocAsync and cudaMemsetAsync as memory
-// nodes and caches the graph's address for the stream: a direct launch on that stream before
-// the graph has run uses memory the graph has not allocated yet, a second replay fails unless
-// the graph was instantiated with cudaGraphInstantiateFlagAutoFreeOnLaunch, and the cache
-// keeps the address after the graph is gone.  v8's launcher should refuse that with a Status (e.g.
-// cudaStreamIsCapturing in cached_workspace()); the caller's-workspace overload has none of
-// this (GraphCaptureV8 below).
-//
+// Capturing the first stream-K launch on a stream is refused with a Status:
+// hm::stream_memory() would capture cudaMallocAsync and cudaMemsetAsync as memory nodes and
+// keep the graph's address for the stream's direct launches, memory that exists only while
+// the graph runs.  The caller's-workspace overload has none of this (GraphCaptureV8 below).
+
 // From a thread that has not launched yet (AFreshThread…), v7 and v8 call
 // cudaOccupancyMaxActiveClusters inside the capture (with clusters of two: n % 8 != 0).  It
 // enqueues nothing and is expected to work; were it refused, the launcher returns that as a
@@ -1094,6 +1136,48 @@ TEST(GraphCaptureV8, CallersWorkspaceAndAForcedStreamKScheduleReplayBitwise) {
   check_capture(split, 61, [&](const void* a, const void* b, void* c, cudaStream_t s) {
     return v8_stream_k::matmul(split, a, b, c, every_tile, s);
   });
+}
+
+// The first launch on a stream of a persistent kernel (v4: the stream's tile counter) or of
+// a stream-K schedule (v8: the stream's workspace) allocates that memory (hm::stream_memory()),
+// which a graph must not own: inside a capture, that launch is a clear error and nothing is
+// captured, and the same launch on the same stream works directly after the capture.
+TEST(GraphCaptureFirstLaunch, IsAClearErrorAndTheSameLaunchWorksAfterTheCapture) {
+  SKIP_WITHOUT_SM90();
+  const hm::Problem p{64, 5120, 5120, DType::bf16};
+  Operands in;
+  ASSERT_OK(in.init(p, 62, nullptr));
+  hm::DeviceBuffer c, ref;
+  ASSERT_OK(c.allocate(size_t(p.m * p.n * 2)));
+  ASSERT_OK(ref.allocate(size_t(p.m * p.n * 2)));
+  hm::Cublas cublas;
+  ASSERT_OK(cublas.matmul(p, in.a.get(), in.b.get(), ref.get(), nullptr));
+  ASSERT_CUDA(cudaDeviceSynchronize());
+  for (const char* name : {"v4_persistent", "v8_stream_k"}) {
+    SCOPED_TRACE(name);
+    const hm::Version* v = hm::find_version(name);
+    ASSERT_NE(v, nullptr);
+    cudaStream_t stream = nullptr;
+    ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const struct Owner {
+      cudaStream_t s;
+      ~Owner() { cudaStreamDestroy(s); }
+    } owner{stream};
+    const LaunchFn launch = [&](cudaStream_t s) {
+      return v->launch(p, in.a.get(), in.b.get(), c.get(), s);
+    };
+    Capture cap;
+    ASSERT_OK(capture(stream, cudaStreamCaptureModeGlobal, launch, &cap));
+    ASSERT_FALSE(cap.launched.ok()) << "a graph captured the stream's first allocation";
+    EXPECT_NE(cap.launched.message().find("launch once on the stream before capturing"),
+              std::string::npos)
+        << cap.launched.message();
+    ASSERT_OK(hm::poison(c.get(), p.m * p.n, p.dtype, stream));
+    ASSERT_OK(launch(stream));
+    hm::Comparison cmp;
+    ASSERT_OK(hm::compare_on_device(p, c.get(), ref.get(), &cmp, stream));
+    EXPECT_TRUE(cmp.pass()) << "after the capture: " << cmp.summary();
+  }
 }
 
 // =======================================================================================

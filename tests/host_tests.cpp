@@ -551,9 +551,9 @@ TEST(StreamK, ScheduleRuleV8) {
   EXPECT_EQ(decode.min_slices, 1) << "small-M units split anywhere";
 }
 
-// The small-M rule the chapter explains: M ≤ 64, and M ≤ 256 where v7's tiles of C would
-// leave a quarter of the SMs idle, computes Cᵀ = B·Aᵀ in the narrowest tile that holds M;
-// the rest keeps v7's 128 × 256 tiles of C.
+// The small-M rule the chapter explains: M ≤ 64 and 128 < M ≤ 256, and M ≤ 128 where v7's
+// tiles of C would leave a quarter of the SMs idle, computes Cᵀ = B·Aᵀ in the narrowest
+// tile that holds M; the rest keeps v7's 128 × 256 tiles of C.
 TEST(StreamK, SmallMTilingRuleV8) {
   const auto tiling = [](int64_t m, int64_t n) { return v8_stream_k::choose_tiling(m, n, 132); };
   for (const int64_t m : {1, 16, 32, 64})
@@ -564,8 +564,12 @@ TEST(StreamK, SmallMTilingRuleV8) {
   EXPECT_TRUE(tiling(100, 5120).transposed) << "20 tiles of C";
   EXPECT_EQ(tiling(128, 15360).bn, 128) << "60 tiles of C";
   EXPECT_FALSE(tiling(128, 27648).transposed) << "108 tiles of C: 82% of the SMs";
-  EXPECT_EQ(tiling(256, 13824).bn, 256) << "2 x 54 tiles of C";
-  EXPECT_FALSE(tiling(256, 15360).transposed) << "2 x 60 tiles of C";
+  EXPECT_FALSE(tiling(100, 27648).transposed) << "likewise";
+  for (const int64_t m : {129, 200, 256})
+    for (const int64_t n : {64, 13824, 15360, 27648}) {
+      EXPECT_TRUE(tiling(m, n).transposed) << "as many tiles, as wide: " << m << " x " << n;
+      EXPECT_EQ(tiling(m, n).bn, 256) << m << " x " << n;
+    }
   for (const int64_t m : {257, 8192}) {
     EXPECT_FALSE(tiling(m, 64).transposed) << "M = " << m;
     EXPECT_EQ(tiling(m, 64).bn, 256) << "M = " << m;

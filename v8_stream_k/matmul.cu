@@ -26,8 +26,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <map>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -37,6 +35,7 @@
 #include "common/registry.h"
 #include "common/sms.h"
 #include "common/status.h"
+#include "common/stream_memory.h"
 #include "common/tile_counter.h"
 #include "common/tma.h"
 #include "v8_stream_k/matmul.h"
@@ -224,6 +223,16 @@ __device__ __forceinline__ void st_async(uint32_t remote_addr, uint32_t value,
 /// `st.shared.b32` — one 32-bit store to shared memory.
 __device__ __forceinline__ void st_shared_b32(uint32_t addr, uint32_t value) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(value) : "memory");
+}
+
+/// `stmatrix.sync.aligned.m8n8.x4.trans.shared.b16` — the warp stores four 8×8 matrices of
+/// 16-bit elements, each transposed: register i of a thread holds two elements of matrix i
+/// in the mma layout (row lane / 4, columns 2·(lane % 4) and + 1), and lane 8i + r gives the
+/// address of the 16 bytes that receive column r of matrix i.  PTX ISA §9.7.14.5.16.
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, uint32_t r1,
+                                                  uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};"
+               ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
 }
 
 /// `ld.shared.b32` — one 32-bit load from shared memory.
@@ -529,6 +538,9 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_STORE_BUFFERS
 #define HM_STORE_BUFFERS 2
 #endif
+#ifndef HM_SMALL_M_TMA_STORE
+#define HM_SMALL_M_TMA_STORE 1
+#endif
 #ifndef HM_SMALL_M_RING_KIB
 #define HM_SMALL_M_RING_KIB 192
 #endif
@@ -544,10 +556,13 @@ constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
 /// so that N, thousands of rows of weights, runs along the BM side of the tiles, each
 /// weight is read from HBM once, and A, a few rows that every CTA reads, stays in L2.  M
 /// runs along the tile's BN side: 64, 128 or 256 columns, the narrowest that holds it.
-/// This kernel stores C without staging it, and its ring takes as many stages as fit in
-/// this many bytes (8 of 64 columns, 6 of 128, 4 of 256): a decode shape is memory-bound,
-/// and what keeps HBM busy is bytes in flight.
+/// Its ring takes as many stages as fit in this many bytes (8 of 64 columns, 6 of 128, 4 of
+/// 256): a decode shape is memory-bound, and what keeps HBM busy is bytes in flight.
 constexpr int kSmallMRingBytes = HM_SMALL_M_RING_KIB * 1024;
+/// The small-M kernel stores C through shared memory and TMA too, where C's rows allow it
+/// (n % 8 == 0): stmatrix's transposing stores turn a chunk of its tile of Cᵀ into a box of
+/// C.  Off (0), each thread stores its values of C one by one, as without TMA.
+constexpr bool kSmallMTmaStore = HM_SMALL_M_TMA_STORE;
 
 constexpr int kConsumers = 2;                    ///< consumer warpgroups, 64 rows each
 constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0 produces, 1…kConsumers consume
@@ -582,7 +597,9 @@ __host__ __device__ constexpr int smem_bytes(int bn, bool transposed, bool tma_s
   return stages_for(bn, transposed) * (kTileABytes + bn * BK * 2 + 16) + 40 +
          (tma_store ? kConsumers * kStoreBuffers * kStoreBytes : 0) + 1024;
 }
-constexpr int kSmemBytes = smem_bytes(BN, false, true);  ///< the largest, listed in kConfig
+/// The largest, listed in kConfig: 128 × 256 tiles or a small-M kernel's, with TMA stores.
+constexpr int kSmemBytes = std::max({smem_bytes(BN, false, true), smem_bytes(64, true, true),
+                                     smem_bytes(128, true, true), smem_bytes(BN, true, true)});
 
 static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
 static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
@@ -625,10 +642,7 @@ __host__ __device__ TileCoord cluster_tile_coord(int tile, int rank, int tiles_m
   const TileCoord tc = tile_coord(tile, cluster_rows, tiles_n, group_m / cluster_m);
   return {tc.m * cluster_m + rank, tc.n};
 }
-static_assert(kSmemBytes <= 227 * 1024 && smem_bytes(64, true, false) <= 227 * 1024 &&
-                  smem_bytes(128, true, false) <= 227 * 1024 &&
-                  smem_bytes(BN, true, false) <= 227 * 1024,
-              "more shared memory than one CTA may have");
+static_assert(kSmemBytes <= 227 * 1024, "more shared memory than one CTA may have");
 
 /// Takes the next tile of the grouped order from the launch's counter, which starts at 0:
 /// the first `tiles` claims of the launch get tiles 0, 1, … in the order they are made, and
@@ -1136,15 +1150,40 @@ __global__ void __launch_bounds__(kThreads, 1)
       // buffer this chunk takes (its store from kStoreBuffers chunks ago), write the chunk
       // into it 128B-swizzled like a TMA box (so the 8 rows a warp writes at once fall in
       // 8 different 16-byte bank groups), and let one thread hand it to TMA.  Nobody waits
-      // for the store itself.
+      // for the store itself.  The small-M kernel's tile is one of Cᵀ: its chunk, WM rows
+      // (of N) × 64 columns (of M), goes out as a box of C, 64 rows × WM columns, that
+      // stmatrix writes transposed, 8 × 8 values at a time.
       const bool leader = threadIdx.x % 128 == 0;
+      // A tile of 64 columns is one chunk, always in buffer 0: wait for the last store.
+      constexpr int kChunks = kBN / kStoreCols;
+      constexpr int kBuffersUsed = kChunks < kStoreBuffers ? kChunks : kStoreBuffers;
 #pragma unroll
-      for (int chunk = 0; chunk < kBN / kStoreCols; ++chunk) {
+      for (int chunk = 0; chunk < kChunks; ++chunk) {
         const uint32_t buffer =
             sC + (consumer * kStoreBuffers + chunk % kStoreBuffers) * kStoreBytes;
-        if (leader) bulk_wait_group_read<kStoreBuffers - 1>();
+        if (leader) bulk_wait_group_read<kBuffersUsed - 1>();
         named_barrier_sync(kBarEpilogue + consumer, 128);
         const int row = warp * 16 + g;  // and row + 8: the same swizzle, row % 8 is equal
+        if constexpr (kTransposed) {
+          // Lane l writes row l % 8 of block l / 8 (blocks: n8 block jj or jj + 1 of the
+          // accumulators, times rows 0–7 or 8–15 of the warp's): a row of C, 16 bytes of
+          // it, at C's row jj · 8 + (l / 16) · 8 + l % 8 of the chunk.
+          const int c_row = (lane / 16) * 8 + lane % 8;
+          const int unit = 2 * warp + (lane / 8) % 2;  // its 16-byte unit before swizzling
+#pragma unroll
+          for (int jj = 0; jj < kStoreCols / 8; jj += 2) {
+            const int j = chunk * (kStoreCols / 8) + jj;
+            const auto v0 = pack_pair<T>(acc[4 * j], acc[4 * j + 1]);
+            const auto v1 = pack_pair<T>(acc[4 * j + 2], acc[4 * j + 3]);
+            const auto v2 = pack_pair<T>(acc[4 * j + 4], acc[4 * j + 5]);
+            const auto v3 = pack_pair<T>(acc[4 * j + 6], acc[4 * j + 7]);
+            stmatrix_x4_trans(buffer + (jj * 8 + c_row) * 128 + (unit ^ (lane % 8)) * 16,
+                              *reinterpret_cast<const uint32_t*>(&v0),
+                              *reinterpret_cast<const uint32_t*>(&v1),
+                              *reinterpret_cast<const uint32_t*>(&v2),
+                              *reinterpret_cast<const uint32_t*>(&v3));
+          }
+        } else
 #pragma unroll
         for (int jj = 0; jj < kStoreCols / 8; ++jj) {
           const int j = chunk * (kStoreCols / 8) + jj;  // n8 block of the accumulators
@@ -1157,14 +1196,15 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_proxy_async_shared();
         named_barrier_sync(kBarEpilogue + consumer, 128);
         if (leader) {
-          tma_store_2d(&tma_c, buffer, tc.n * kBN + chunk * kStoreCols, tc.m * BM + consumer * WM);
+          const int rows = tc.m * BM + consumer * WM, cols = tc.n * kBN + chunk * kStoreCols;
+          if constexpr (kTransposed) tma_store_2d(&tma_c, buffer, rows, cols);  // of Cᵀ
+          else tma_store_2d(&tma_c, buffer, cols, rows);
           bulk_commit_group();
         }
       }
     } else if constexpr (kTransposed) {
-      // The small-M kernel holds a tile of Cᵀ: a pair of its columns is two rows of C, so
-      // each value goes out alone.  C is the smallest of the three matrices here (M ≤ 128
-      // rows against B's N × K), and its stores a small part of the kernel's traffic.
+      // The small-M kernel without TMA stores (n % 8 != 0) holds a tile of Cᵀ: a pair of
+      // its columns is two rows of C, so each value goes out alone.
 #pragma unroll
       for (int j = 0; j < kBN / 8; ++j) {
         const int row = tc.m * BM + consumer * WM + warp * 16 + g;
@@ -1212,39 +1252,11 @@ size_t workspace_bytes(const hm::Problem& p, int sms) {
                                                                      : workspace_for(sms, sms);
 }
 
-/// Workspaces of matmul() without one: one per device and stream, zeroed when allocated (in
-/// stream order, so no launch waits for it) and kept for the process, so that two streams,
-/// or two host threads, never share one.  The first launch on a stream that needs one
-/// allocates it; timed launches come after warm-up launches that already have.
-hm::Status cached_workspace(int device, cudaStream_t stream, size_t bytes, void** out) {
-  static std::mutex lock;
-  static std::map<std::pair<int, cudaStream_t>, std::pair<void*, size_t>> cache;
-  const std::lock_guard<std::mutex> hold(lock);
-  std::pair<void*, size_t>& entry = cache[{device, stream}];
-  if (entry.second < bytes) {
-    // An allocation captured into a CUDA graph exists only while the graph runs, and the
-    // cache would keep its address for the stream's direct launches: refuse, clearly.
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    HM_CUDA_TRY(cudaStreamIsCapturing(stream, &capturing));
-    if (capturing != cudaStreamCaptureStatusNone)
-      return hm::Status::error(HM_VERSION ": the first stream-K launch on a stream allocates "
-                               "its workspace, which a CUDA graph cannot capture: launch once "
-                               "on the stream before capturing, or pass a workspace");
-    if (entry.first) HM_CUDA_TRY(cudaFreeAsync(entry.first, stream));
-    entry = {nullptr, 0};
-    HM_CUDA_TRY(cudaMallocAsync(&entry.first, bytes, stream));
-    HM_CUDA_TRY(cudaMemsetAsync(entry.first, 0, bytes, stream));
-    entry.second = bytes;
-  }
-  *out = entry.first;
-  return hm::Status();
-}
-
 /// Where a launch's workspace comes from, and whose schedule it runs.
 struct Launch {
   void* workspace;         ///< the caller's (16-byte aligned), unless `cached`
   size_t bytes;            ///< its size
-  bool cached;             ///< take the stream's from cached_workspace() instead
+  bool cached;             ///< take the stream's from hm::stream_memory() instead
   const Schedule* forced;  ///< the tests' schedule, or null for make_schedule()'s
   int sms;                 ///< the SMs of the launch's stream: run() sets it
 };
@@ -1307,7 +1319,9 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   if (sched.units > 0) {
     const size_t needed = workspace_for(sms, ctas);
     void* workspace = how.workspace;
-    if (how.cached) HM_TRY(cached_workspace(device, stream, workspace_for(sms, sms), &workspace));
+    if (how.cached)
+      HM_TRY(hm::stream_memory(stream, hm::StreamMemory::workspace, workspace_for(sms, sms),
+                               &workspace));
     else if (!workspace || how.bytes < needed)
       return hm::Status::error(HM_VERSION ": a workspace of " + std::to_string(how.bytes) +
                                " bytes, where this launch needs " + std::to_string(needed));
@@ -1333,7 +1347,8 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
 Tiling choose_tiling(int64_t m, int64_t n, int sms) {
   if (m <= 64) return {true, 64};
   const int64_t tiles = (m + BM - 1) / BM * ((n + BN - 1) / BN);  // v7's, of C
-  if (m <= BN && tiles * 4 < int64_t(sms) * 3) return {true, m <= 128 ? 128 : BN};
+  if (m > 128 && m <= BN) return {true, BN};
+  if (m <= 128 && tiles * 4 < int64_t(sms) * 3) return {true, 128};
   return {false, BN};
 }
 
@@ -1344,6 +1359,9 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
                       const hm::Problem& q, int tiles_m, int tiles_n, const Launch& how,
                       cudaStream_t stream) {
   const auto small_m = [&](auto bn) {
+    if (tma_store)
+      return launch<T, bn(), true, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
+                                            stream);
     return launch<T, bn(), true, false, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
                                            stream);
   };
@@ -1379,9 +1397,9 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
     return hm::Status::error(HM_VERSION ": the workspace must be 16-byte aligned");
 
   // TMA can store C only when its rows are a multiple of 16 bytes apart (n % 8 == 0);
-  // otherwise the consumers store it themselves, as in v5.  The small-M kernel stores Cᵀ's
-  // columns as C's rows, which no TMA box describes, and always stores C itself.
-  const bool tma_store = !tiling.transposed && q.n % 8 == 0;
+  // otherwise the consumers store it themselves, as in v5.  The small-M kernel's boxes of C
+  // are its tiles' chunks transposed: WM = 64 columns of N by 64 rows of M, the same box.
+  const bool tma_store = (!tiling.transposed || kSmallMTmaStore) && p.n % 8 == 0;
   // Clusters pay only where the consumers store C themselves (v7's chapter), and the small-M
   // kernel's tiles share no operand worth multicasting (its B, A, is a few rows).
   const uint32_t ctas = tma_store || tiling.transposed ? 1 : kClusterM;
@@ -1397,8 +1415,8 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
                           .swizzle = hm::Swizzle::b128},
                          &tma_b));
   if (tma_store)
-    HM_TRY(hm::make_tma_2d({.base = c, .dtype = q.dtype, .rows = uint64_t(q.m),
-                            .cols = uint64_t(q.n), .row_stride_bytes = uint64_t(q.n) * 2,
+    HM_TRY(hm::make_tma_2d({.base = c, .dtype = p.dtype, .rows = uint64_t(p.m),
+                            .cols = uint64_t(p.n), .row_stride_bytes = uint64_t(p.n) * 2,
                             .box_rows = WM, .box_cols = 64, .swizzle = hm::Swizzle::b128},
                            &tma_c));
   const int tm = int(tiles_m), tn = int(tiles_n);
@@ -1409,7 +1427,7 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
 }
 
 /// Computes C = A·Bᵀ on `stream`, or returns an error without launching anything; the
-/// workspace, where the schedule needs one, comes from the cache of cached_workspace().
+/// workspace, where the schedule needs one, is the stream's (hm::stream_memory()).
 hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
                   cudaStream_t stream) {
   return run(p, a, b, c, {nullptr, 0, true, nullptr, 0}, stream);

@@ -73,10 +73,12 @@ struct Tiling {
 };
 
 /// The tiling matmul() takes for an M × N problem (`m`, `n`) on a GPU of `sms` SMs:
-/// transposed for M ≤ 64, and for M ≤ 256 where v7's tiles of C would fill fewer than 3/4
-/// of the SMs; else v7's.  Measured on the H200 (docs/notes/performance-log.md): where v7's
-/// tiles already fill the GPU, its TMA-stored tiles of C beat the transposed kernel's
-/// element-wise stores of Cᵀ by 8–13% at M = 128 and 256.
+/// transposed for M ≤ 64 and 128 < M ≤ 256, and for M ≤ 128 where v7's tiles of C would
+/// fill fewer than 3/4 of the SMs; else v7's.  Measured on the H200
+/// (docs/notes/performance-log.md): where v7's tiles already fill the GPU, its 128 × 256
+/// tiles beat the transposed kernel's 128 × 128 ones by 3–12% at M = 100 and 128; at
+/// 128 < M ≤ 256 the transposed tiles are as wide as v7's, as many, and read each weight
+/// once: level with v7's to 9% faster.
 Tiling choose_tiling(int64_t m, int64_t n, int sms);
 
 /// Whether matmul() runs problem `p` on the ping-pong kernel on a GPU of `sms` SMs: where
@@ -96,12 +98,12 @@ HM_HOST_DEVICE bool work_unit(const Schedule& s, int worker, int u, WorkUnit* w)
 /// Bytes of workspace that matmul() needs for problem `p` on a GPU of `sms` SMs: zero where
 /// the schedule keeps whole tiles, else a 4-byte flag and a 64 KiB partial accumulator for
 /// each consumer of each CTA, sms × 2 × (64 KiB + 4 B), rounded up to 128 bytes, at most.
-/// matmul() without a workspace takes one from a cache per device and stream.
+/// matmul() without a workspace takes the stream's (hm::stream_memory()).
 size_t workspace_bytes(const hm::Problem& p, int sms);
 
 /// For the tests: matmul() with a given schedule, which must be for this problem's tiles and
-/// K slices and fit on the GPU at once (workers × cluster CTAs co-resident), and a workspace
-/// from the cache.  Breaking stream-K on purpose (one-slice pieces, more workers than
+/// K slices and fit on the GPU at once (workers × cluster CTAs co-resident), and the
+/// stream's workspace.  Breaking stream-K on purpose (one-slice pieces, more workers than
 /// slices, every boundary) needs a schedule make_schedule() would never choose.
 hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
                   const Schedule& forced, cudaStream_t stream);
