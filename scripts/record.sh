@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records a measurement on a GPU machine, whole or in parts (for a limit on one call's time):
-#   scripts/record.sh [--part ladder|bench|sms|build|all] [--no-build] [OUTDIR]
+#   scripts/record.sh [--part ladder|bench|sms|build|all] [--no-build] [--families LIST] [OUTDIR]
 # (default: all, into results/h200).  Every part first builds the release tree (nothing to do
 # when it is up to date; --no-build skips that and uses the binaries already there), so each
 # part runs alone:
@@ -21,7 +21,12 @@
 #           holding 12 or 66 SMs, and the table the v4 chapter shows (table.json);
 #   build   the build alone;
 #   all     ladder, then bench, then sms.
-# HM_BENCH_ARGS adds flags to hm_bench (e.g. --benchmark_filter=/decode/).
+# --families "square transformer ragged" (bench only) records those benchmark families alone
+# and merges them into OUTDIR/bench.json where that holds the same commit's others
+# (scripts/bench_merge.py; otherwise bench.json becomes this part): the whole suite takes
+# ~14 minutes on the H200, more than one 10-minute device call, and two parts, "square
+# transformer ragged" then "decode waves shortk", ~7 each.  The plots are drawn once
+# bench.json holds every family.  HM_BENCH_ARGS adds flags to hm_bench.
 #
 # The commit the results name (hm::build_commit(), set when CMake configures): HM_GIT_COMMIT
 # if set, else git's answer, else the .commit file beside the sources.  A copy of the tree
@@ -34,12 +39,14 @@ usage() {
 }
 part=all
 build=1
+families=
 out=
 while [ $# -gt 0 ]; do
   case $1 in
     --part) [ $# -ge 2 ] || usage; part=$2; shift 2 ;;
     --part=*) part=${1#--part=}; shift ;;
     --no-build) build=0; shift ;;
+    --families) [ $# -ge 2 ] || usage; families=$2; shift 2 ;;
     -h | --help) usage ;;
     -*) echo "record.sh: unknown option $1" >&2; usage ;;
     *) [ -z "$out" ] || usage; out=$1; shift ;;
@@ -107,9 +114,27 @@ record_ladder() {
 }
 
 record_bench() {
+  local target="$out/bench.json" filter=()
+  if [ -n "$families" ]; then
+    target="$out/bench.part.json"
+    filter=("--benchmark_filter=^matmul/[^/]+/[a-z0-9]+/(${families// /|})/")
+  fi
   # shellcheck disable=SC2086
-  build/release/hm_bench --benchmark_out="$out/bench.json" --benchmark_out_format=json \
+  build/release/hm_bench --benchmark_out="$target" --benchmark_out_format=json "${filter[@]}" \
     ${HM_BENCH_ARGS:-} | grep -E "^matmul/(cublas|v[0-9]+_[a-z_]+)/bf16/square/8192x8192x8192" || true
+  if [ -n "$families" ]; then
+    python3 scripts/bench_merge.py "$out/bench.json" "$target"
+    rm -f "$target"
+    local all held
+    all=$(build/release/hm_bench --benchmark_list_tests | awk -F/ '{print $4}' | LC_ALL=C sort -u |
+          paste -sd' ')
+    held=$(python3 -c "import json, sys; sys.path.insert(0, 'scripts'); import bench_merge; \
+print(' '.join(bench_merge.families_of(json.load(open(sys.argv[1])))))" "$out/bench.json")
+    if [ "$held" != "$all" ]; then
+      echo "record.sh: bench.json holds $held of $all: record the others (--families) for the plots"
+      return 0
+    fi
+  fi
   if python3 -c "import matplotlib" 2>/dev/null; then
     local args=(--bench "$out/bench.json" --out "$out/plots")
     # The ladder adds the README's sustained column: from this recording, when it is there.
