@@ -811,8 +811,8 @@ TEST(Concurrency, FourThreadsOnTheirOwnStreamsGetEveryResultRightFromEveryVersio
 // The same handle, cudaStreamPerThread, in four threads is four streams, which run at once:
 // the stream-K workspace (and the tile counter) must be one per thread there, or two
 // threads' partial tiles and flags meet in one workspace.  v8 and v9 on the decode shapes
-// they split among 120 units, and v8 with a forced schedule over 133 tiles of C; v8 and v9
-// take one workspace per stream, of their own sizes, so each thread's grows once.
+// they split among 120 units, and v8 with a forced schedule over 133 tiles of C.  v8 and v9
+// take the same workspace of a thread's stream (the same size), one launch after another.
 TEST(Concurrency, FourThreadsOnCudaStreamPerThreadGetEveryStreamKResultRight) {
   SKIP_WITHOUT_SM90();
   hm::DeviceInfo info;
