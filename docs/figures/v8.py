@@ -146,8 +146,10 @@ def choose_tiling(m, n, sms=SMS):
     if m <= 64:
         return True, 64
     tiles = -(-m // BM) * -(-n // BN)  # v7's, of C
-    if m <= BN and tiles * 4 < sms * 3:
-        return True, 128 if m <= 128 else BN
+    if 128 < m <= BN:
+        return True, BN
+    if m <= 128 and tiles * 4 < sms * 3:
+        return True, 128
     return False, BN
 
 
@@ -185,8 +187,10 @@ def check():
         for n in (256, 5120, 27648):
             assert choose_tiling(m, n) == (True, 64)
     assert choose_tiling(100, 5120)[0] and choose_tiling(128, 15360) == (True, 128)
-    assert not choose_tiling(128, 27648)[0] and choose_tiling(256, 13824)[1] == 256
-    assert not choose_tiling(256, 15360)[0]
+    assert not choose_tiling(128, 27648)[0] and not choose_tiling(100, 27648)[0]
+    for m in (129, 200, 256):
+        for n in (64, 13824, 15360, 27648):
+            assert choose_tiling(m, n) == (True, BN), (m, n)
     assert choose_tiling(257, 64) == (False, BN) and choose_tiling(8192, 64) == (False, BN)
     assert [stages_for(bn, True) for bn in (64, 128, 256)] == [8, 6, 4]
     # What the chapter says of the benchmark's waves family (bench/bench.cpp) and 8192³:
