@@ -446,7 +446,7 @@ def line(name, tiles, k_tiles, workers, title):
 def transposed():
     """M = 64, N = 5120: one K slice of a v7 tile of C and of a v8 tile of Cᵀ = B·Aᵀ, each
     with its two operand boxes (the kernel's A on the left, its B above), and where the v8
-    tile's values land in C."""
+    tile's values land in C (through stmatrix's transposing stores and TMA)."""
     m, n = 64, 5120
     transposed_, bn = choose_tiling(m, n)
     assert transposed_
@@ -499,7 +499,7 @@ def transposed():
                                 connectionstyle="arc3,rad=0.3"))
     ax.text(xc, y + 0.5 + 8 * u + 0.12, f"a column of the tile: {BM} values\nof a row of C "
             "(one token)", fontsize=10, va="bottom")
-    ax.text(xc, y + 0.35, "Cᵀ[r, c] → C[c, r]: one\nelement a store, no TMA", fontsize=10,
+    ax.text(xc, y + 0.35, "Cᵀ[r, c] → C[c, r]: stmatrix\n.trans, then a TMA store", fontsize=10,
             va="top")
     ax.set_xlim(-0.2, 11.2)
     ax.set_ylim(0.2, y + BM * u + kw + 1.15)
