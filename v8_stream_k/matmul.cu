@@ -529,9 +529,6 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_STREAM_K_FIXUP
 #define HM_STREAM_K_FIXUP 50
 #endif
-#ifndef HM_STREAM_K_WHOLE_FIRST
-#define HM_STREAM_K_WHOLE_FIRST 0
-#endif
 #ifndef HM_STREAM_K_MIN_GAIN
 #define HM_STREAM_K_MIN_GAIN 2
 #endif
@@ -673,10 +670,6 @@ constexpr int kStreamKSliceCost = HM_STREAM_K_SLICE_COST;
 /// adds, in tenths of a slice, for a 128 × 256 tile (a narrower one: in proportion): about
 /// 3 µs for 128 KiB, fitted to the remainder schedule's measured loss at 5120³.
 constexpr int kFixupCost = HM_STREAM_K_FIXUP;
-/// The order of a worker's work: its stream-K unit, then its whole tiles (false, as CUTLASS
-/// does), or the whole tiles first (a variant to measure: the units' pieces then run at the
-/// end, when fewer of them compete for L2 with whole tiles).
-constexpr bool kWholeTilesFirst = HM_STREAM_K_WHOLE_FIRST;
 /// Stream-K must predict at least this gain, in percent, over whole tiles, or v8 keeps v7's
 /// schedule: the model is rough, and below this the two measure level.
 constexpr int kMinGainPercent = HM_STREAM_K_MIN_GAIN;
@@ -747,16 +740,6 @@ __host__ __device__ int64_t unit_begin(const Schedule& s, int unit) {
 /// then its whole tiles, sk_tiles + worker, + workers, …  False once there is none.  Host and
 /// device.
 __host__ __device__ bool work_unit(const Schedule& s, int worker, int u, WorkUnit* w) {
-  if (kWholeTilesFirst) {  // the variant: whole tiles first, then the stream-K unit
-    const int whole = worker < s.workers
-                          ? (s.tiles - s.sk_tiles - worker + s.workers - 1) / s.workers
-                          : 0;
-    if (u < whole) {
-      *w = {s.sk_tiles + worker + u * s.workers, 0, s.k_tiles};
-      return true;
-    }
-    u -= whole;
-  }
   if (worker < s.units) {
     const int64_t begin = unit_begin(s, worker), end = unit_begin(s, worker + 1);
     if (begin < end) {
@@ -772,7 +755,6 @@ __host__ __device__ bool work_unit(const Schedule& s, int worker, int u, WorkUni
       u -= last - first + 1;
     }
   }
-  if (kWholeTilesFirst) return false;
   const int64_t tile = int64_t(s.sk_tiles) + worker + int64_t(u) * s.workers;
   if (tile >= s.tiles) return false;
   *w = {int(tile), 0, s.k_tiles};
