@@ -56,6 +56,10 @@ case $part in
   ladder | bench | sms | build | all) ;;
   *) echo "record.sh: --part must be ladder, bench, sms, build or all, not '$part'" >&2; usage ;;
 esac
+if [ -n "$families" ] && [ "$part" != bench ]; then
+  echo "record.sh: --families is for --part bench" >&2
+  usage
+fi
 out=${out:-results/h200}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -114,7 +118,15 @@ record_ladder() {
 }
 
 record_bench() {
-  local target="$out/bench.json" filter=()
+  local target="$out/bench.json" filter=() all family
+  all=$(build/release/hm_bench --benchmark_list_tests | awk -F/ '{print $4}' | LC_ALL=C sort -u |
+        paste -sd' ')
+  for family in $families; do
+    case " $all " in
+      *" $family "*) ;;
+      *) echo "record.sh: no benchmark family '$family' (hm_bench has: $all)" >&2; exit 2 ;;
+    esac
+  done
   if [ -n "$families" ]; then
     target="$out/bench.part.json"
     filter=("--benchmark_filter=^matmul/[^/]+/[a-z0-9]+/(${families// /|})/")
@@ -125,9 +137,7 @@ record_bench() {
   if [ -n "$families" ]; then
     python3 scripts/bench_merge.py "$out/bench.json" "$target"
     rm -f "$target"
-    local all held
-    all=$(build/release/hm_bench --benchmark_list_tests | awk -F/ '{print $4}' | LC_ALL=C sort -u |
-          paste -sd' ')
+    local held
     held=$(python3 -c "import json, sys; sys.path.insert(0, 'scripts'); import bench_merge; \
 print(' '.join(bench_merge.families_of(json.load(open(sys.argv[1])))))" "$out/bench.json")
     if [ "$held" != "$all" ]; then
