@@ -17,12 +17,12 @@ import json
 import os
 import sys
 
-FAMILY_AT = 3  # matmul/IMPL/DTYPE/FAMILY/MxNxK/...
+from hm_results import NAME  # matmul/IMPL/DTYPE/FAMILY/MxNxK/...
 
 
 def family(benchmark):
-    parts = benchmark.get("name", "").split("/")
-    return parts[FAMILY_AT] if len(parts) > FAMILY_AT else ""
+    m = NAME.match(benchmark.get("name", ""))
+    return m.group(3) if m else ""
 
 
 def families_of(data):

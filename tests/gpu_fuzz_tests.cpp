@@ -755,6 +755,31 @@ void run_concurrently(std::vector<Job>& jobs, bool per_thread_stream) {
               jobs.size(), (long long)checked, seconds);
 }
 
+/// The job of launching version `v` on `q` through the registry.
+Job version_job(const hm::Version& v, const hm::Problem& q) {
+  return {std::string(v.name) + " " + describe(q), q,
+          [q, launch = v.launch](const void* a, const void* b, void* c, cudaStream_t s) {
+            return launch(q, a, b, c, s);
+          },
+          {}, {}};
+}
+
+/// v8 on 896×4864×1024 fp16 (133 tiles of C, 16 K slices) with a schedule forced on it
+/// (make_schedule() keeps those tiles whole): one stream-K unit per SM over all 133 tiles,
+/// so that units hand partial tiles to each other's owners.
+Job forced_stream_k_job(int sm_count) {
+  const hm::Problem split{896, 4864, 1024, DType::fp16};
+  const int units = std::min(sm_count, 133);
+  const v8_stream_k::Schedule every_tile{133, 16, units, 133, units, 8};
+  return {"v8_stream_k " + describe(split) + ", " + std::to_string(units) +
+              " units over all 133 tiles",
+          split,
+          [split, every_tile](const void* a, const void* b, void* c, cudaStream_t s) {
+            return v8_stream_k::matmul(split, a, b, c, every_tile, s);
+          },
+          {}, {}};
+}
+
 TEST(Concurrency, FourThreadsOnTheirOwnStreamsGetEveryResultRightFromEveryVersion) {
   SKIP_WITHOUT_SM90();
   hm::DeviceInfo info;
@@ -772,10 +797,7 @@ TEST(Concurrency, FourThreadsOnTheirOwnStreamsGetEveryResultRightFromEveryVersio
                                  hm::Problem{1000, 1001, 520, DType::fp16}}) {
       hm::Problem q = p;
       if (i++ % 4 >= 2) q.dtype = q.dtype == DType::bf16 ? DType::fp16 : DType::bf16;
-      jobs.push_back({std::string(v.name) + " " + describe(q), q,
-                      [q, launch = v.launch](const void* a, const void* b, void* c,
-                                             cudaStream_t s) { return launch(q, a, b, c, s); },
-                      {}, {}});
+      jobs.push_back(version_job(v, q));
     }
   }
   // v8's stream-K, spread among them: decode shapes, which make_schedule() splits among 120
@@ -786,21 +808,8 @@ TEST(Concurrency, FourThreadsOnTheirOwnStreamsGetEveryResultRightFromEveryVersio
   for (const hm::Problem& q : {hm::Problem{64, 5120, 5120, DType::bf16},
                                hm::Problem{1, 5120, 5120, DType::fp16},
                                hm::Problem{17, 5001, 4104, DType::bf16}})
-    stream_k.push_back({std::string(v8->name) + " " + describe(q), q,
-                        [q, launch = v8->launch](const void* a, const void* b, void* c,
-                                                 cudaStream_t s) { return launch(q, a, b, c, s); },
-                        {}, {}});
-  const hm::Problem split{896, 4864, 1024, DType::fp16};
-  const int units = std::min(info.sm_count, 133);
-  const v8_stream_k::Schedule every_tile{133, 16, units, 133, units, 8};
-  stream_k.push_back({std::string(v8->name) + " " + describe(split) + ", " +
-                          std::to_string(units) + " units over all 133 tiles",
-                      split,
-                      [split, every_tile](const void* a, const void* b, void* c,
-                                          cudaStream_t s) {
-                        return v8_stream_k::matmul(split, a, b, c, every_tile, s);
-                      },
-                      {}, {}});
+    stream_k.push_back(version_job(*v8, q));
+  stream_k.push_back(forced_stream_k_job(info.sm_count));
   for (size_t j = 0; j < stream_k.size(); ++j)
     jobs.insert(jobs.begin() + std::ptrdiff_t(std::min(jobs.size(), j * 6)),
                 std::move(stream_k[j]));
@@ -824,21 +833,9 @@ TEST(Concurrency, FourThreadsOnCudaStreamPerThreadGetEveryStreamKResultRight) {
     for (const hm::Problem& q : {hm::Problem{64, 5120, 5120, DType::bf16},
                                  hm::Problem{1, 5120, 5120, DType::fp16},
                                  hm::Problem{17, 5001, 4104, DType::bf16}})
-      jobs.push_back({std::string(v->name) + " " + describe(q), q,
-                      [q, launch = v->launch](const void* a, const void* b, void* c,
-                                              cudaStream_t s) { return launch(q, a, b, c, s); },
-                      {}, {}});
+      jobs.push_back(version_job(*v, q));
   }
-  const hm::Problem split{896, 4864, 1024, DType::fp16};
-  const int units = std::min(info.sm_count, 133);
-  const v8_stream_k::Schedule every_tile{133, 16, units, 133, units, 8};
-  jobs.push_back({"v8_stream_k " + describe(split) + ", " + std::to_string(units) +
-                      " units over all 133 tiles",
-                  split,
-                  [split, every_tile](const void* a, const void* b, void* c, cudaStream_t s) {
-                    return v8_stream_k::matmul(split, a, b, c, every_tile, s);
-                  },
-                  {}, {}});
+  jobs.push_back(forced_stream_k_job(info.sm_count));
   run_concurrently(jobs, true);
 }
 
