@@ -800,14 +800,16 @@ TEST(Concurrency, FourThreadsOnTheirOwnStreamsGetEveryResultRightFromEveryVersio
       jobs.push_back(version_job(v, q));
     }
   }
-  // v8's stream-K, spread among them: decode shapes, which make_schedule() splits among 120
-  // units (Cᵀ in 128 × 64 tiles, 40 tiles of 80 or 65 slices, each in three), and 133 tiles
-  // of C of 16 slices shared by one unit per SM, a schedule forced on v8 (make_schedule()
-  // keeps those tiles whole), so that units hand partial tiles to each other's owners.
+  // v8's stream-K, spread among them: decode shapes, which make_schedule() splits (Cᵀ in
+  // 32 tiles of 64 × 64, each in four; in 40 tiles of 128 × 64, of 216 or 141 slices, each
+  // in three), one it keeps whole (80 tiles of 64 × 64), and 133 tiles of C of 16 slices
+  // shared by one unit per SM, a schedule forced on v8 (make_schedule() keeps those tiles
+  // whole), so that units hand partial tiles to each other's owners.
   std::vector<Job> stream_k;
-  for (const hm::Problem& q : {hm::Problem{64, 5120, 5120, DType::bf16},
-                               hm::Problem{1, 5120, 5120, DType::fp16},
-                               hm::Problem{17, 5001, 4104, DType::bf16}})
+  for (const hm::Problem& q : {hm::Problem{64, 2048, 5120, DType::bf16},
+                               hm::Problem{1, 5120, 13824, DType::fp16},
+                               hm::Problem{17, 5001, 9000, DType::bf16},
+                               hm::Problem{64, 5120, 5120, DType::fp16}})
     stream_k.push_back(version_job(*v8, q));
   stream_k.push_back(forced_stream_k_job(info.sm_count));
   for (size_t j = 0; j < stream_k.size(); ++j)
@@ -820,8 +822,9 @@ TEST(Concurrency, FourThreadsOnTheirOwnStreamsGetEveryResultRightFromEveryVersio
 // The same handle, cudaStreamPerThread, in four threads is four streams, which run at once:
 // the stream-K workspace (and the tile counter) must be one per thread there, or two
 // threads' partial tiles and flags meet in one workspace.  v8 and v9 on the decode shapes
-// they split among 120 units, and v8 with a forced schedule over 133 tiles of C.  v8 and v9
-// take the same workspace of a thread's stream (the same size), one launch after another.
+// they split among 128 and 120 units, and v8 with a forced schedule over 133 tiles of C.
+// v8 and v9 take the same workspace of a thread's stream (the same size), one launch after
+// another.
 TEST(Concurrency, FourThreadsOnCudaStreamPerThreadGetEveryStreamKResultRight) {
   SKIP_WITHOUT_SM90();
   hm::DeviceInfo info;
@@ -830,9 +833,9 @@ TEST(Concurrency, FourThreadsOnCudaStreamPerThreadGetEveryStreamKResultRight) {
   for (const char* name : {"v8_stream_k", "v9_pingpong"}) {
     const hm::Version* v = hm::find_version(name);
     ASSERT_NE(v, nullptr) << name;
-    for (const hm::Problem& q : {hm::Problem{64, 5120, 5120, DType::bf16},
-                                 hm::Problem{1, 5120, 5120, DType::fp16},
-                                 hm::Problem{17, 5001, 4104, DType::bf16}})
+    for (const hm::Problem& q : {hm::Problem{64, 2048, 5120, DType::bf16},
+                                 hm::Problem{1, 5120, 13824, DType::fp16},
+                                 hm::Problem{17, 5001, 9000, DType::bf16}})
       jobs.push_back(version_job(*v, q));
   }
   jobs.push_back(forced_stream_k_job(info.sm_count));
@@ -998,11 +1001,11 @@ class GraphCheck {
   hm::DeviceBuffer direct_, replayed_, ref_;
 };
 
-/// The graph tests' shapes: v8's decode split-K (120 units on 40 tiles of Cᵀ, the stream's
+/// The graph tests' shapes: v8's decode split-K (128 units on 32 tiles of Cᵀ, the stream's
 /// workspace), 133 tiles (one past a wave of 132 CTAs), and a ragged one with n % 8 != 0
 /// (register stores; v7's and v8's clusters of two).
 const hm::Problem kGraphShapes[] = {
-    {64, 5120, 5120, DType::bf16},
+    {64, 2048, 5120, DType::bf16},
     {896, 4864, 1024, DType::fp16},
     {333, 517, 264, DType::bf16},
 };
@@ -1114,7 +1117,7 @@ TEST(GraphCaptureV8, CallersWorkspaceAndAForcedStreamKScheduleReplayBitwise) {
   SKIP_WITHOUT_SM90();
   hm::DeviceInfo info;
   ASSERT_OK(hm::query_current_sm90(&info));
-  const hm::Problem decode{64, 5120, 5120, DType::fp16};
+  const hm::Problem decode{64, 2048, 5120, DType::fp16};
   const size_t bytes = v8_stream_k::workspace_bytes(decode, info.sm_count);
   ASSERT_GT(bytes, 0u);
   hm::DeviceBuffer workspace;
@@ -1141,7 +1144,7 @@ TEST(GraphCaptureV8, CallersWorkspaceAndAForcedStreamKScheduleReplayBitwise) {
 // captured, and the same launch on the same stream works directly after the capture.
 TEST(GraphCaptureFirstLaunch, IsAClearErrorAndTheSameLaunchWorksAfterTheCapture) {
   SKIP_WITHOUT_SM90();
-  const hm::Problem p{64, 5120, 5120, DType::bf16};
+  const hm::Problem p{64, 2048, 5120, DType::bf16};  // v8: split-K, 32 tiles of Cᵀ in four
   Operands in;
   ASSERT_OK(in.init(p, 62, nullptr));
   hm::DeviceBuffer c, ref;
@@ -1187,7 +1190,7 @@ TEST(GraphCaptureFirstLaunch, IsAClearErrorAndTheSameLaunchWorksAfterTheCapture)
 /// The problems of the tests of a GPU shared with others (FewerSms, BesideAnotherKernel).
 const hm::Problem kSharingShapes[] = {
     {3072, 4096, 1032, DType::bf16},  // several tiles per CTA
-    {64, 5120, 5120, DType::bf16},    // v8: split-K units
+    {64, 2048, 5120, DType::bf16},    // v8: split-K units
     {1000, 1001, 520, DType::fp16}};  // v7, v8: pairs
 
 class FewerSms : public testing::TestWithParam<hm::Version> {};

@@ -61,14 +61,17 @@ const Shape kShapes[] = {
     // a data-parallel wave, the same ragged with n % 8 != 0 (pairs, register stores); the
     // model of the recorded run keeps whole tiles on them, and stream-K on 128 × 256 tiles
     // is tested with forced schedules (StreamKV8 below).  Then decode shapes, which v8
-    // computes as Cᵀ in narrow tiles split among units, ragged in M, N (odd) and K in the
-    // last.
+    // computes as Cᵀ in narrow tiles: whole 64-row ones (N = 5120, K ≤ 8192), 64-row ones
+    // split four ways (N = 2048), 128-row ones split three ways (K = 13824) or whole
+    // (N = 15360), ragged in M, N (odd) and K in the last.
     {"StreamKEveryTileSplit", 896, 4864, 1024},
     {"StreamKAfterAWave", 1280, 6912, 2048},
     {"StreamKRaggedPairs", 900, 4860, 1032},
     {"DecodeM64", 64, 5120, 5120},
     {"DecodeM1", 1, 5120, 5120},
     {"DecodeM128", 128, 15360, 5120},
+    {"DecodeSplitKIn64RowTiles", 64, 2048, 5120},
+    {"DecodeLongKSplitIn128RowTiles", 16, 5120, 13824},
     {"DecodeRaggedM17OddN", 17, 5001, 4104},
 };
 
@@ -318,10 +321,14 @@ void check_schedule(const hm::Problem& p, const v8_stream_k::Schedule& s, uint64
 
 TEST(StreamKV8, UnitBoundaryAtEverySliceOfATile) {
   SKIP_WITHOUT_SM90();
-  // Small M, transposed: one 128 × 64 tile of Cᵀ, 16 slices; boundaries ⌊16·i/units⌋ reach
-  // every slice.  Then three 128 × 256 tiles of C (M > 256), 48 slices, the same way.
-  for (int units = 2; units <= 16; ++units)
-    check_schedule({64, 128, 1024, DType::bf16}, {1, 16, units, 1, units, 1}, 100 + units);
+  // Small M, transposed: one 64 × 64 tile of Cᵀ, 16 slices; boundaries ⌊16·i/units⌋ reach
+  // every slice.  The same in the first of 67 tiles of 128 × 64 (N = 8512: 133 tiles of 64
+  // rows would not fit on 132 SMs at once), the others whole.  Then three 128 × 256 tiles
+  // of C (M > 256), 48 slices, the same way.
+  for (int units = 2; units <= 16; ++units) {
+    check_schedule({64, 64, 1024, DType::bf16}, {1, 16, units, 1, units, 1}, 100 + units);
+    check_schedule({64, 8512, 1024, DType::fp16}, {67, 16, units, 1, units, 1}, 150 + units);
+  }
   for (int units = 2; units <= 48; units += units < 16 ? 1 : 8)
     check_schedule({300, 256, 1024, DType::fp16}, {3, 16, units, 3, units, 1}, 200 + units);
 }
@@ -331,19 +338,19 @@ TEST(StreamKV8, OneSlicePerUnitAndPartialTiles) {
   // 3 × 2 tiles of 16 slices, ragged in M and N (TMA stores), 96 units of one slice each.
   check_schedule({300, 304, 1024, DType::bf16}, {6, 16, 96, 6, 96, 1}, 1);
   check_schedule({300, 304, 1024, DType::fp16}, {6, 16, 96, 6, 96, 1}, 2);
-  // Small M, transposed, ragged: Cᵀ of 304 × 200 in three 128 × 256 tiles, of 300 × 100 in
-  // three 128 × 128 tiles, and of 200 × 1 in two 128 × 64 tiles.
-  check_schedule({200, 304, 1024, DType::bf16}, {3, 16, 48, 3, 48, 1}, 9);
-  check_schedule({100, 300, 1024, DType::bf16}, {3, 16, 48, 3, 48, 1}, 7);
-  check_schedule({1, 200, 1024, DType::fp16}, {2, 16, 32, 2, 32, 1}, 8);
+  // Small M, transposed, ragged: Cᵀ of 304 × 200 in five 64 × 256 tiles, of 300 × 100 in
+  // five 64 × 128 tiles, and of 200 × 1 in four 64 × 64 tiles.
+  check_schedule({200, 304, 1024, DType::bf16}, {5, 16, 80, 5, 80, 1}, 9);
+  check_schedule({100, 300, 1024, DType::bf16}, {5, 16, 80, 5, 80, 1}, 7);
+  check_schedule({1, 200, 1024, DType::fp16}, {4, 16, 64, 4, 64, 1}, 8);
 }
 
 TEST(StreamKV8, MoreWorkersThanSlicesAndEmptyUnits) {
   SKIP_WITHOUT_SM90();
   // One tile (of Cᵀ, M being small) of 4 slices: 8 units, of which half are empty, on 8
   // workers; then 4 units on 12 workers, 8 with nothing to do.
-  check_schedule({64, 128, 256, DType::bf16}, {1, 4, 8, 1, 8, 1}, 3);
-  check_schedule({64, 128, 256, DType::bf16}, {1, 4, 12, 1, 4, 1}, 4);
+  check_schedule({64, 64, 256, DType::bf16}, {1, 4, 8, 1, 8, 1}, 3);
+  check_schedule({64, 64, 256, DType::bf16}, {1, 4, 12, 1, 4, 1}, 4);
 }
 
 TEST(StreamKV8, StreamKTilesBeforeWholeOnesInPairs) {
@@ -355,7 +362,7 @@ TEST(StreamKV8, StreamKTilesBeforeWholeOnesInPairs) {
 
 TEST(StreamKV8, WorkspaceErrorsAreClearAndACallersWorkspaceWorks) {
   SKIP_WITHOUT_SM90();
-  const hm::Problem p{64, 5120, 5120, DType::bf16};  // stream-K: one tile row
+  const hm::Problem p{64, 2048, 5120, DType::bf16};  // split-K: 32 tiles of Cᵀ, four units each
   hm::DeviceInfo info;
   ASSERT_OK(hm::query_current_sm90(&info));
   const size_t bytes = v8_stream_k::workspace_bytes(p, info.sm_count);

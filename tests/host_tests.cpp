@@ -467,7 +467,7 @@ TEST(TileOrder, EveryTileVisitedOnceByClustersV7) {
 // for higher units, which are exactly the ones the kernel's loop visits.
 TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
   for (const v8_stream_k::Tiling tiling : {v8_stream_k::Tiling{false, 256}, {true, 64},
-                                           {true, 256}})
+                                           {true, 256}, {true, 64, 64}})
   for (const int workers : {1, 2, 7, 66, 132}) {
     for (const int tiles : {1, 2, 5, 20, 40, 60, 66, 67, 131, 132, 133, 200, 288, 594, 800,
                             2048}) {
@@ -545,17 +545,25 @@ TEST(StreamK, ScheduleRuleV8) {
   const v8_stream_k::Schedule one_more = sk(133, 128, c);
   EXPECT_EQ(one_more.sk_tiles, 1) << "one tile past a full wave, K long: that tile is shared";
   EXPECT_EQ(one_more.units, 16) << "by 16 units of 8 slices";
-  const v8_stream_k::Schedule decode = sk(40, 80, small_m);  // 64x5120x5120: 40 tiles of C^T
+  const v8_stream_k::Schedule decode = sk(40, 216, small_m);  // 64x5120x13824: 40 of C^T
   EXPECT_EQ(decode.sk_tiles, 40);
   EXPECT_EQ(decode.units, 120) << "3 units per tile, none straddling two: 12 SMs idle";
   EXPECT_EQ(decode.min_slices, 1) << "small-M units split anywhere";
+  const v8_stream_k::Tiling rows64{true, 64, 64};
+  EXPECT_EQ(sk(80, 80, rows64).units, 0) << "64x5120x5120: 80 tiles of 64 rows, each whole";
+  const v8_stream_k::Schedule narrow = sk(32, 80, rows64);  // 64x2048x5120
+  EXPECT_EQ(narrow.units, 128) << "32 tiles of 64 rows, each split in four";
+  EXPECT_EQ(narrow.workers, 128);
 }
 
 // The small-M rule the chapter explains: M ≤ 64 and 128 < M ≤ 256, and M ≤ 128 where v7's
 // tiles of C would leave a quarter of the SMs idle, computes Cᵀ = B·Aᵀ in the narrowest
-// tile that holds M; the rest keeps v7's 128 × 256 tiles of C.
+// tile that holds M; the rest keeps v7's 128 × 256 tiles of C.  The tiles of Cᵀ are 64
+// rows where N / 64 of them fit on the SMs at once and K ≤ 8192 (4096 at 256 columns).
 TEST(StreamK, SmallMTilingRuleV8) {
-  const auto tiling = [](int64_t m, int64_t n) { return v8_stream_k::choose_tiling(m, n, 132); };
+  const auto tiling = [](int64_t m, int64_t n, int64_t k = 5120) {
+    return v8_stream_k::choose_tiling(m, n, k, 132);
+  };
   for (const int64_t m : {1, 16, 32, 64})
     for (const int64_t n : {256, 5120, 27648}) {
       EXPECT_TRUE(tiling(m, n).transposed) << m << " x " << n;
@@ -574,6 +582,18 @@ TEST(StreamK, SmallMTilingRuleV8) {
     EXPECT_FALSE(tiling(m, 64).transposed) << "M = " << m;
     EXPECT_EQ(tiling(m, 64).bn, 256) << "M = " << m;
   }
+  for (const int64_t m : {1, 64, 100, 128}) {
+    EXPECT_EQ(tiling(m, 5120).bm, 64) << "80 tiles of 64 rows, M = " << m;
+    EXPECT_EQ(tiling(m, 5120, 8192).bm, 64) << "K = 8192, M = " << m;
+    EXPECT_EQ(tiling(m, 5120, 13824).bm, 128) << "K = 13824: 128 rows, split, M = " << m;
+    EXPECT_EQ(tiling(m, 8448).bm, 64) << "132 tiles of 64 rows, M = " << m;
+    EXPECT_EQ(tiling(m, 8449).bm, 128) << "133 would not fit at once, M = " << m;
+    EXPECT_EQ(tiling(m, 15360).bm, 128) << "M = " << m;
+  }
+  EXPECT_EQ(tiling(256, 5120, 4096).bm, 64) << "256 columns: K = 4096";
+  EXPECT_EQ(tiling(256, 5120).bm, 128) << "256 columns: K = 5120";
+  EXPECT_EQ(v8_stream_k::choose_tiling(64, 5120, 5120, 64).bm, 128) << "on 64 SMs";
+  EXPECT_EQ(tiling(8192, 5120).bm, 128) << "v7's tiles";
 }
 
 // Which problems v9 runs on its ping-pong kernel (the chapter's rule): v7's tiling with

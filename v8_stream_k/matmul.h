@@ -63,23 +63,27 @@ struct WorkUnit {
 };
 
 /// How matmul() lays a problem on the kernel's tiles: as it is, in 128 × 256 tiles of C
-/// (v7's), or transposed, the kernel computing Cᵀ = B·Aᵀ in 128 × `bn` tiles, N along the
-/// 128 rows and M along `bn` = 64, 128 or 256 columns, the narrowest that holds M.  Then each
-/// row of B, the weights, is read from HBM once, and A, a few rows, stays in L2 for every
-/// CTA that reads it, where a few rows of A would leave most of a 128-row tile idle.
+/// (v7's), or transposed, the kernel computing Cᵀ = B·Aᵀ in `bm` × `bn` tiles, N along the
+/// 128 (or 64) rows and M along `bn` = 64, 128 or 256 columns, the narrowest that holds M.
+/// Then each row of B, the weights, is read from HBM once, and A, a few rows, stays in L2 for
+/// every CTA that reads it, where a few rows of A would leave most of a 128-row tile idle.
 struct Tiling {
   bool transposed;  ///< the kernel computes Cᵀ = B·Aᵀ
   int bn;           ///< columns of the kernel's tile: 64, 128 or 256
+  int bm = 128;     ///< rows of the kernel's tile: 128, or 64 (transposed, one consumer)
 };
 
-/// The tiling matmul() takes for an M × N problem (`m`, `n`) on a GPU of `sms` SMs:
-/// transposed for M ≤ 64 and 128 < M ≤ 256, and for M ≤ 128 where v7's tiles of C would
-/// fill fewer than 3/4 of the SMs; else v7's.  Measured on the H200
-/// (docs/notes/performance-log.md): where v7's tiles already fill the GPU, its 128 × 256
-/// tiles beat the transposed kernel's 128 × 128 ones by 3–12% at M = 100 and 128; at
-/// 128 < M ≤ 256 the transposed tiles are as wide as v7's, as many, and read each weight
-/// once: level with v7's to 9% faster.
-Tiling choose_tiling(int64_t m, int64_t n, int sms);
+/// The tiling matmul() takes for an M × N × K problem (`m`, `n`, `k`) on a GPU of `sms`
+/// SMs: transposed for M ≤ 64 and 128 < M ≤ 256, and for M ≤ 128 where v7's tiles of C
+/// would fill fewer than 3/4 of the SMs; else v7's.  Transposed tiles are 64 rows where
+/// N / 64 of them fit on the SMs at once and K ≤ 8192 (≤ 4096 for 256 columns), else 128.
+/// Measured on the H200 (docs/notes/performance-log.md): where v7's tiles already fill the
+/// GPU, its 128 × 256 tiles beat the transposed kernel's 128 × 128 ones by 3–12% at M = 100
+/// and 128; at 128 < M ≤ 256 the transposed tiles are as wide as v7's, as many, and read
+/// each weight once: level with v7's to 9% faster.  At N = 5120, 64-row tiles, each whole on
+/// one of 80 SMs, beat 128-row ones split three ways by 8–15% at K = 5120 and lose by 5–8%
+/// at K = 13824, where the partial sums cost less than the SMs left idle.
+Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int sms);
 
 HM_HOST_DEVICE Schedule make_schedule(int tiles, int k_tiles, int max_workers,
                                       const Tiling& tiling);

@@ -242,6 +242,11 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, uint32_t r0, ui
                ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3) : "memory");
 }
 
+/// `st.shared.v4.b32` with four zeros — clears 16 bytes of shared memory.
+__device__ __forceinline__ void st_shared_v4_zero(uint32_t addr) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};" ::"r"(addr), "r"(0) : "memory");
+}
+
 /// `ld.shared.b32` — one 32-bit load from shared memory.
 __device__ __forceinline__ uint32_t ld_shared_b32(uint32_t addr) {
   uint32_t value;
@@ -578,6 +583,9 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_SMALL_M_TMA_STORE
 #define HM_SMALL_M_TMA_STORE 1
 #endif
+#ifndef HM_SMALL_M_64_ROWS
+#define HM_SMALL_M_64_ROWS 1
+#endif
 #ifndef HM_SMALL_M_RING_KIB
 #define HM_SMALL_M_RING_KIB 192
 #endif
@@ -600,6 +608,14 @@ constexpr int kSmallMRingBytes = HM_SMALL_M_RING_KIB * 1024;
 /// (n % 8 == 0): stmatrix's transposing stores turn a chunk of its tile of Cᵀ into a box of
 /// C.  Off (0), each thread stores its values of C one by one, as without TMA.
 constexpr bool kSmallMTmaStore = HM_SMALL_M_TMA_STORE;
+/// Where 64-row tiles of Cᵀ fit on the SMs in one wave and K is short (choose_tiling()),
+/// the small-M kernel takes them: one consumer warpgroup per CTA and every tile whole, no
+/// partial sums to hand over, where 128-row tiles would fill fewer than half of the SMs or
+/// split their K among CTAs.  Off (0), its tiles are always 128 rows.
+constexpr bool kSmallM64Rows = HM_SMALL_M_64_ROWS;
+/// The longest K for 64-row tiles up to 128 columns wide (half that at 256): measured, they
+/// win at K = 5120 and lose at 13824 (docs/notes/performance-log.md).
+constexpr int64_t kSmallM64RowsK = 8192;
 
 constexpr int kConsumers = 2;                    ///< consumer warpgroups, 64 rows each
 constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0 produces, 1…kConsumers consume
@@ -624,26 +640,28 @@ constexpr int kBarEpilogue = 2;  ///< + consumer index
 constexpr int kBarTurn = 4;  ///< + consumer index: the ping-pong kernel's turns (step P5)
 
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
-/// The stages of the ring of a kernel whose tile is `bn` columns wide.
-__host__ __device__ constexpr int stages_for(int bn, bool transposed) {
-  return transposed ? kSmallMRingBytes / (kTileABytes + bn * BK * 2) : STAGES;
+/// The stages of the ring of a kernel whose tile is `bm` × `bn`.
+__host__ __device__ constexpr int stages_for(int bm, int bn, bool transposed) {
+  return transposed ? kSmallMRingBytes / ((bm + bn) * BK * 2) : STAGES;
 }
-/// The stages' A and B tiles, the consumers' store buffers (with TMA stores), a full and an
-/// empty barrier per stage, the tile hand-off (two slots and two barriers for each:
-/// 40 bytes), and 1 KiB to round the base up to a swizzle atom.
-__host__ __device__ constexpr int smem_bytes(int bn, bool transposed, bool tma_store) {
-  return stages_for(bn, transposed) * (kTileABytes + bn * BK * 2 + 16) + 40 +
-         (tma_store ? kConsumers * kStoreBuffers * kStoreBytes : 0) + 1024;
+/// The stages' A and B tiles, the consumers' store buffers (with TMA stores: bm / WM
+/// consumers), a full and an empty barrier per stage, the tile hand-off (two slots and two
+/// barriers for each: 40 bytes), and 1 KiB to round the base up to a swizzle atom.
+__host__ __device__ constexpr int smem_bytes(int bm, int bn, bool transposed, bool tma_store) {
+  return stages_for(bm, bn, transposed) * ((bm + bn) * BK * 2 + 16) + 40 +
+         (tma_store ? bm / WM * kStoreBuffers * kStoreBytes : 0) + 1024;
 }
-/// The largest, listed in kConfig: 128 × 256 tiles or a small-M kernel's, with TMA stores.
-constexpr int kSmemBytes = std::max({smem_bytes(BN, false, true), smem_bytes(64, true, true),
-                                     smem_bytes(128, true, true), smem_bytes(BN, true, true)});
+/// The largest, listed in kConfig: 128 × 256 tiles or a small-M kernel's, with TMA stores
+/// (a 64-row one takes less than its 128-row twin: launch() checks).
+constexpr int kSmemBytes =
+    std::max({smem_bytes(BM, BN, false, true), smem_bytes(BM, 64, true, true),
+              smem_bytes(BM, 128, true, true), smem_bytes(BM, BN, true, true)});
 
 static_assert(BK * 2 == 128, "a stage is one 128-byte swizzle row wide");
 static_assert(kTileABytes % 1024 == 0, "B's tile must start on a 1024-byte swizzle atom");
 static_assert(BM <= 256 && BN <= 256, "a TMA box side is at most 256 elements");
 static_assert(WM == 64, "a consumer's rows are one m64 wgmma tile");
-static_assert(STAGES >= 3 && stages_for(BN, true) >= 3,
+static_assert(STAGES >= 3 && stages_for(BM, BN, true) >= 3,
               "a consumer holds two stages at a time; the producer needs a third");
 static_assert(128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536,
               "the warpgroups' registers must fit the SM's register file");
@@ -737,7 +755,7 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
                                            const Tiling& tiling) {
   const int min_slices = min_unit_slices(tiling);
   const int slice_cost = tiling.transposed ? 10 : kStreamKSliceCost;
-  const int fixup_cost = kFixupCost * tiling.bn / BN;
+  const int fixup_cost = kFixupCost * tiling.bn / BN * tiling.bm / BM;
   const Schedule whole = {tiles, k_tiles, min(tiles, max_workers), 0, 0, min_slices};
   const int full = tiles / max_workers, tail = tiles % max_workers;
   if (tail == 0 || k_tiles < 2 * min_slices) return whole;
@@ -846,28 +864,36 @@ __device__ __forceinline__ void store_pair_transposed(T* c, int m, int n, int ro
 /// launcher passes Cᵀ's sizes, B as A and A as B).  Without kStreamK every piece is a whole
 /// tile that the cluster takes from `counter` (claim_tile(), as in v7), and the stream-K
 /// code is not compiled in.
-template <typename T, int kBN, bool kTransposed, bool kTmaStore, int kCtas, bool kStreamK>
+template <typename T, int kBM, int kBN, bool kTransposed, bool kTmaStore, int kCtas,
+          bool kStreamK>
 __global__ void __launch_bounds__(kThreads, 1)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
                   const __grid_constant__ CUtensorMap tma_b,
                   const __grid_constant__ CUtensorMap tma_c, T* __restrict__ c, int m, int n,
                   int tiles_m, int tiles_n, const Schedule sched, uint32_t* __restrict__ flags,
                   float4* __restrict__ partials, uint32_t* __restrict__ counter) {
-  constexpr int kStages = stages_for(kBN, kTransposed);  // K slices in the ring
+  constexpr int kStages = stages_for(kBM, kBN, kTransposed);  // K slices in the ring
+  constexpr int kWGs = kBM / WM;  // consumer warpgroups: kConsumers, or 1 for 64-row tiles
+  constexpr int kTileA = kBM * BK * 2;  // one stage of A, bytes: a TMA box [kBM][64]
   constexpr int kTileBBytes = kBN * BK * 2;  // one stage of B, bytes: a TMA box per CTA
   constexpr int kShareB = kBN / kCtas;  // rows of B one CTA loads for its whole cluster
   constexpr int kShareBBytes = kShareB * BK * 2;  // one TMA box of B: [kShareB][64]
+  // The small-M kernel's B, A's M rows, fills the first b_rows rows of a stage only (M
+  // rounded up to 8, at most kBN): rows past M would be zeros that TMA writes, and at M = 1
+  // writing 63 rows of zeros per slice measured slower than reading the weights.
+  const int b_rows = kTransposed ? min(kBN, (n + 7) / 8 * 8) : kBN;
+  const uint32_t b_bytes = uint32_t(b_rows) * BK * 2;  // of B per stage: kTileBBytes, or less
 
   // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
   // Every CTA of the cluster runs this same code, so the offsets below are the same in all
   // of them: a multicast copy or a remote arrival names them by these offsets.
   extern __shared__ uint8_t smem_raw[];
   const uint32_t smem = (smem_address(smem_raw) + 1023) & ~1023u;
-  const uint32_t sA = smem;                          // [kStages][BM][64] T, 128B-swizzled
-  const uint32_t sB = sA + kStages * kTileABytes;    // [kStages][kBN][64] T, 128B-swizzled
-  const uint32_t sC = sB + kStages * kTileBBytes;    // [kConsumers][kStoreBuffers][WM][64] T
+  const uint32_t sA = smem;                          // [kStages][kBM][64] T, 128B-swizzled
+  const uint32_t sB = sA + kStages * kTileA;         // [kStages][kBN][64] T, 128B-swizzled
+  const uint32_t sC = sB + kStages * kTileBBytes;    // [kWGs][kStoreBuffers][WM][64] T
   const uint32_t full =                              // [kStages] mbarriers
-      sC + (kTmaStore ? kConsumers * kStoreBuffers * kStoreBytes : 0);
+      sC + (kTmaStore ? kWGs * kStoreBuffers * kStoreBytes : 0);
   const uint32_t empty = full + 8 * kStages;         // [kStages] mbarriers, see step 2
   const uint32_t tile_full = empty + 8 * kStages;    // [2] mbarriers, see step 2
   const uint32_t tile_empty = tile_full + 16;        // [2] mbarriers, see step 2
@@ -875,11 +901,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
-  // full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + kTileABytes + kTileBBytes
+  // full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + kTileA + b_bytes
   //           of TMA bytes per fill: its own A, and B in kCtas shares, one multicast by
   //           each CTA of the cluster.  Iteration it lives in stage it % kStages; consumers
   //           wait on parity (it / kStages) & 1, the count of that stage's earlier fills, mod 2.
-  // empty[s]: one arrival per consumer warp of every CTA in the cluster (4 · kConsumers ·
+  // empty[s]: one arrival per consumer warp of every CTA in the cluster (4 · kWGs ·
   //           kCtas), each once its wgmma reading the stage have retired: this CTA's
   //           producer writes its share of B into all of them.  Before filling iteration it
   //           the producer waits on parity ((it / kStages) & 1) ^ 1: the phase the consumers
@@ -896,11 +922,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // tile_empty[s]: used in rank 0 only: one arrival per consumer warp (by the lane that
   //                read the slot for the warp) and per producer of every CTA of the cluster
   //                (kCtas = 1: the consumer warps only).
-  constexpr int kTileReaders = kCtas == 1 ? 4 * kConsumers : (4 * kConsumers + 1) * kCtas;
+  constexpr int kTileReaders = kCtas == 1 ? 4 * kWGs : (4 * kWGs + 1) * kCtas;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full + 8 * s, 1);
-      mbarrier_init(empty + 8 * s, 4 * kConsumers * kCtas);
+      mbarrier_init(empty + 8 * s, 4 * kWGs * kCtas);
     }
     for (int s = 0; s < 2; ++s) {
       mbarrier_init(tile_full + 8 * s, 1);
@@ -927,7 +953,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       barrier_cluster_wait();
     }
   };
-  const int rank = kCtas > 1 ? int(cluster_ctarank()) : 0;  // our BM rows of a cluster tile
+  const int rank = kCtas > 1 ? int(cluster_ctarank()) : 0;  // our kBM rows of a cluster tile
   const int cluster = blockIdx.x / kCtas;        // this cluster's stream-K worker
   const int clusters = gridDim.x / kCtas;        // clusters are kCtas consecutive CTAs
 
@@ -976,8 +1002,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
           const int s = it % kStages;
           mbarrier_wait(empty + 8 * s, ((it / kStages) & 1) ^ 1, "empty");
-          mbarrier_arrive_expect_tx(full + 8 * s, kTileABytes + kTileBBytes);
-          tma_load_2d(sA + s * kTileABytes, &tma_a, full + 8 * s, kt * BK, tc.m * BM);
+          mbarrier_arrive_expect_tx(full + 8 * s, kTileA + b_bytes);
+          tma_load_2d(sA + s * kTileA, &tma_a, full + 8 * s, kt * BK, tc.m * kBM);
           const uint32_t share = sB + s * kTileBBytes + rank * kShareBBytes;
           if constexpr (kCtas == 1)
             tma_load_2d(share, &tma_b, full + 8 * s, kt * BK, tc.n * kBN);
@@ -1001,13 +1027,23 @@ __global__ void __launch_bounds__(kThreads, 1)
   // 128-byte row, adds 2.
   const uint64_t desc_a = smem_descriptor(sA + consumer * WM * BK * 2);
   const uint64_t desc_b = smem_descriptor(sB);
-  constexpr uint64_t kStageA = kTileABytes >> 4;  // next stage of A, in descriptor units
+  constexpr uint64_t kStageA = kTileA >> 4;  // next stage of A, in descriptor units
   constexpr uint64_t kStageB = kTileBBytes >> 4;  // next stage of B, in descriptor units
   // The descriptors of k16 step ks of stage `stage`.
   const auto a_descriptor = [=](int stage, int ks) { return desc_a + stage * kStageA + 2 * ks; };
   const auto b_descriptor = [=](int stage, int ks) { return desc_b + stage * kStageB + 2 * ks; };
 
   const int warp = (threadIdx.x % 128) / 32, lane = threadIdx.x % 32;
+  if constexpr (kTransposed) {
+    // Rows b_rows… of every stage of B, which TMA never writes, hold zeros: written once here
+    // and made visible to the async proxy (the wgmma) before the first one reads them.
+    const int rows = kBN - b_rows, units = kStages * rows * 8;  // 16-byte units to zero
+    for (int i = int(threadIdx.x) - 128; i < units; i += 128 * kWGs)
+      st_shared_v4_zero(sB + i / (rows * 8) * kTileBBytes + (b_rows + i / 8 % rows) * 128 +
+                        i % 8 * 16);
+    fence_proxy_async_shared();
+    named_barrier_sync(kBarConsumers, 128 * kWGs);
+  }
   const int g = lane / 4, t = lane % 4;
   // `it` is unsigned so that it % kStages and it / kStages are a mask and a shift and the
   // compiler knows stage lies in [0, kStages): with a signed counter it emits a sign fix-up
@@ -1070,7 +1106,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // Step 9: the two consumers meet once per slice.  With a group left in flight nothing
       // else keeps them at one pace: one can run a slice ahead, and a stage, released only
       // by both, then stays held for three slices instead of two.
-      named_barrier_sync(kBarConsumers, 128 * kConsumers);
+      named_barrier_sync(kBarConsumers, 128 * kWGs);
     }
 
     // Step 10: the one full wait: the last slice's group, then its stage.
@@ -1084,7 +1120,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // moves on.  Threads whose two rows both lie past m write nothing; the owner's threads
     // of the same rows read nothing.
     const int slot = blockIdx.x * kConsumers + consumer;  // this CTA's, for this consumer
-    const bool rows_in = tc.m * BM + consumer * WM + warp * 16 + g < m;
+    const bool rows_in = tc.m * kBM + consumer * WM + warp * 16 + g < m;
     const auto partial = [&](int of) {
       return partials + size_t(of) * (kPartialBytes / 16) + threadIdx.x % 128;
     };
@@ -1219,7 +1255,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         fence_proxy_async_shared();
         named_barrier_sync(kBarEpilogue + consumer, 128);
         if (leader) {
-          const int rows = tc.m * BM + consumer * WM, cols = tc.n * kBN + chunk * kStoreCols;
+          const int rows = tc.m * kBM + consumer * WM, cols = tc.n * kBN + chunk * kStoreCols;
           if constexpr (kTransposed) tma_store_2d(&tma_c, buffer, rows, cols);  // of Cᵀ
           else tma_store_2d(&tma_c, buffer, cols, rows);
           bulk_commit_group();
@@ -1230,7 +1266,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // its columns is two rows of C, so each value goes out alone.
 #pragma unroll
       for (int j = 0; j < kBN / 8; ++j) {
-        const int row = tc.m * BM + consumer * WM + warp * 16 + g;
+        const int row = tc.m * kBM + consumer * WM + warp * 16 + g;
         const int col = tc.n * kBN + j * 8 + 2 * t;
         store_pair_transposed(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
         store_pair_transposed(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
@@ -1240,7 +1276,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // and the consumers store C themselves, as in v5.
 #pragma unroll
       for (int j = 0; j < kBN / 8; ++j) {
-        const int row = tc.m * BM + consumer * WM + warp * 16 + g;
+        const int row = tc.m * kBM + consumer * WM + warp * 16 + g;
         const int col = tc.n * kBN + j * 8 + 2 * t;
         store_pair(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
         store_pair(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
@@ -1490,7 +1526,7 @@ size_t workspace_bytes(const hm::Problem& p, int sms) {
   // The launcher may find fewer clusters than sms / 2 fit, and then choose stream-K where a
   // full GPU would not: any K long enough to split may need the largest workspace.
   const int64_t k_tiles = (p.k + BK - 1) / BK;
-  return k_tiles < 2 * min_unit_slices(choose_tiling(p.m, p.n, sms)) ? 0
+  return k_tiles < 2 * min_unit_slices(choose_tiling(p.m, p.n, p.k, sms)) ? 0
                                                                      : workspace_for(sms, sms);
 }
 
@@ -1508,13 +1544,14 @@ struct Launch {
 /// columns wide: the one built without stream-K where the schedule has whole tiles only (the
 /// small-M kernel takes both schedules).  `p` has the kernel's sizes (Cᵀ's, for the small-M
 /// kernel).
-template <typename T, int kBN, bool kTransposed, bool kTmaStore, int kCtas>
+template <typename T, int kBM, int kBN, bool kTransposed, bool kTmaStore, int kCtas>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUtensorMap& tma_c,
                   void* c, const hm::Problem& p, int tiles_m, int tiles_n, const Launch& how,
                   cudaStream_t stream) {
-  constexpr int kSmem = smem_bytes(kBN, kTransposed, kTmaStore);
+  constexpr int kSmem = smem_bytes(kBM, kBN, kTransposed, kTmaStore);
+  static_assert(kSmem <= kSmemBytes, "kConfig lists the largest kernel");
   const void* kernel = reinterpret_cast<const void*>(
-      &matmul_kernel<T, kBN, kTransposed, kTmaStore, kCtas, true>);
+      &matmul_kernel<T, kBM, kBN, kTransposed, kTmaStore, kCtas, true>);
   HM_TRY(hm::set_max_dynamic_smem(kernel, kSmem));
   int device = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
@@ -1525,7 +1562,7 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   cluster_shape.val.clusterDim = {unsigned(kCtas), 1, 1};
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(sms / kCtas * kCtas));
-  config.blockDim = dim3(kThreads);
+  config.blockDim = dim3(128 * (1 + kBM / WM));  // a producer and kBM / WM consumers
   config.dynamicSmemBytes = kSmem;
   config.stream = stream;
   config.attrs = &cluster_shape;
@@ -1571,10 +1608,10 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
     partials = reinterpret_cast<float4*>(static_cast<char*>(workspace) + flag_bytes(sms));
   }
   config.gridDim = dim3(unsigned(ctas));
-  auto* run_kernel = &matmul_kernel<T, kBN, kTransposed, kTmaStore, kCtas, true>;
+  auto* run_kernel = &matmul_kernel<T, kBM, kBN, kTransposed, kTmaStore, kCtas, true>;
   if constexpr (!kTransposed) {
     if (sched.units == 0) {  // whole tiles: v7's kernel, without the stream-K code
-      run_kernel = &matmul_kernel<T, kBN, false, kTmaStore, kCtas, false>;
+      run_kernel = &matmul_kernel<T, kBM, kBN, false, kTmaStore, kCtas, false>;
       HM_TRY(hm::set_max_dynamic_smem(reinterpret_cast<const void*>(run_kernel), kSmem));
     }
   }
@@ -1586,16 +1623,21 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   return hm::Status();
 }
 
-Tiling choose_tiling(int64_t m, int64_t n, int sms) {
-  if (m <= 64) return {true, 64};
+Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int sms) {
   const int64_t tiles = (m + BM - 1) / BM * ((n + BN - 1) / BN);  // v7's, of C
-  if (m > 128 && m <= BN) return {true, BN};
-  if (m <= 128 && tiles * 4 < int64_t(sms) * 3) return {true, 128};
-  return {false, BN};
+  Tiling t = {false, BN};
+  if (m <= 64) t = {true, 64};
+  else if (m > 128 && m <= BN) t = {true, BN};
+  else if (m <= 128 && tiles * 4 < int64_t(sms) * 3) t = {true, 128};
+  // 64 rows where N / 64 tiles fit on the SMs at once and K is short: every tile whole.
+  if (t.transposed && kSmallM64Rows && (n + WM - 1) / WM <= sms &&
+      k * std::max(t.bn, 128) <= kSmallM64RowsK * 128)
+    t.bm = WM;
+  return t;
 }
 
 bool pingpong_path(const hm::Problem& p, int sms) {
-  if (choose_tiling(p.m, p.n, sms).transposed || p.n % 8 != 0) return false;
+  if (choose_tiling(p.m, p.n, p.k, sms).transposed || p.n % 8 != 0) return false;
   const int64_t tiles = (p.m + BM - 1) / BM * ((p.n + BN - 1) / BN);  // of 128 × 256
   if (tiles > INT32_MAX) return false;  // run() reports it
   const int k_tiles = int((p.k + BK - 1) / BK);
@@ -1618,21 +1660,25 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
                       const CUtensorMap& tma_b, const CUtensorMap& tma_c, void* c,
                       const hm::Problem& q, int tiles_m, int tiles_n, const Launch& how,
                       cudaStream_t stream) {
-  const auto small_m = [&](auto bn) {
+  const auto small_m = [&](auto bm, auto bn) {
     if (tma_store)
-      return launch<T, bn(), true, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
-                                            stream);
-    return launch<T, bn(), true, false, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
-                                           stream);
+      return launch<T, bm(), bn(), true, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n,
+                                                  how, stream);
+    return launch<T, bm(), bn(), true, false, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n,
+                                                 how, stream);
   };
-  if (tiling.transposed && tiling.bn == 64) return small_m(std::integral_constant<int, 64>());
-  if (tiling.transposed && tiling.bn == 128) return small_m(std::integral_constant<int, 128>());
-  if (tiling.transposed) return small_m(std::integral_constant<int, BN>());
+  const auto rows = [&](auto bn) {  // 64-row tiles, or 128
+    if (tiling.bm == WM) return small_m(std::integral_constant<int, WM>(), bn);
+    return small_m(std::integral_constant<int, BM>(), bn);
+  };
+  if (tiling.transposed && tiling.bn == 64) return rows(std::integral_constant<int, 64>());
+  if (tiling.transposed && tiling.bn == 128) return rows(std::integral_constant<int, 128>());
+  if (tiling.transposed) return rows(std::integral_constant<int, BN>());
   if (tma_store)
-    return launch<T, BN, false, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
-                                         stream);
-  return launch<T, BN, false, false, kClusterM>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n,
-                                                how, stream);
+    return launch<T, BM, BN, false, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
+                                             stream);
+  return launch<T, BM, BN, false, false, kClusterM>(tma_a, tma_b, tma_c, c, q, tiles_m,
+                                                    tiles_n, how, stream);
 }
 
 /// The ping-pong kernel on `p` (C through TMA stores: n % 8 == 0), on `sms` SMs; B's box is
@@ -1664,13 +1710,14 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
   Launch with = how;
   with.sms = sms;
   // Small M: the kernel computes Cᵀ = B·Aᵀ, N × M, with B's rows along its BM side.
-  const Tiling tiling = choose_tiling(p.m, p.n, sms);
+  const Tiling tiling = choose_tiling(p.m, p.n, p.k, sms);
   hm::Problem q = p;  // the kernel's problem
   if (tiling.transposed) {
     std::swap(q.m, q.n);
     std::swap(a, b);
   }
-  const int64_t tiles_m = (q.m + BM - 1) / BM, tiles_n = (q.n + tiling.bn - 1) / tiling.bn;
+  const int64_t tiles_m = (q.m + tiling.bm - 1) / tiling.bm;
+  const int64_t tiles_n = (q.n + tiling.bn - 1) / tiling.bn;
   if (tiles_m * tiles_n > INT32_MAX)
     return hm::Status::error(HM_VERSION ": more than 2^31-1 tiles of C");
   if (reinterpret_cast<uintptr_t>(how.workspace) % 16 != 0)
@@ -1687,12 +1734,17 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
   // C through TMA, and the narrower tiles' waves take no longer; there each warpgroup takes
   // 128 × 192 tiles of its own (the chapter says why).  A schedule forced by a test is v8's.
   const bool pingpong = how.forced == nullptr && pingpong_path(p, sms);  // so tma_store
-  const uint32_t b_rows = pingpong ? uint32_t(kPingBN) : uint32_t(tiling.bn) / ctas;
+  // The kernel's B box: its share of a tile, or for the small-M kernel A's M rows rounded up
+  // to 8 (the kernel's b_rows).
+  const int64_t b_box_rows = tiling.transposed ? std::min<int64_t>(tiling.bn, (q.n + 7) / 8 * 8)
+                                               : tiling.bn / int(ctas);
+  const uint32_t b_rows = pingpong ? uint32_t(kPingBN) : uint32_t(b_box_rows);
 
   CUtensorMap tma_a, tma_b, tma_c = {};
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = q.dtype, .rows = uint64_t(q.m),
                           .cols = uint64_t(q.k), .row_stride_bytes = uint64_t(q.k) * 2,
-                          .box_rows = BM, .box_cols = BK, .swizzle = hm::Swizzle::b128},
+                          .box_rows = uint32_t(tiling.bm), .box_cols = BK,
+                          .swizzle = hm::Swizzle::b128},
                          &tma_a));
   HM_TRY(hm::make_tma_2d({.base = b, .dtype = q.dtype, .rows = uint64_t(q.n),
                           .cols = uint64_t(q.k), .row_stride_bytes = uint64_t(q.k) * 2,
