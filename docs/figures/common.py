@@ -49,10 +49,11 @@ def arrow(ax, x0, y0, x1, y1, text="", color="black", fontsize=8, style="-|>", o
 
 
 def save(fig, name):
-    """Writes name.svg beside the scripts, then asserts that its smallest text is at least
-    MIN_PX high once the SVG is scaled to PAGE_PX wide."""
+    """Writes name.svg beside the scripts (or into $HM_FIGURE_OUT: tests/figures_check.py),
+    then asserts that its smallest text is at least MIN_PX high once the SVG is scaled to
+    PAGE_PX wide."""
     sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_text().strip()]
-    path = os.path.join(HERE, name + ".svg")
+    path = os.path.join(os.environ.get("HM_FIGURE_OUT") or HERE, name + ".svg")
     fig.savefig(path, metadata={"Date": None}, bbox_inches="tight")
     if os.environ.get("HM_FIGURE_PREVIEW"):  # a PNG beside, for looking at while drawing
         fig.savefig(os.path.join(os.environ["HM_FIGURE_PREVIEW"], name + ".png"), dpi=110,

@@ -45,8 +45,10 @@ FIXUP = D["HM_STREAM_K_FIXUP"]             # kFixupCost, tenths of a slice
 MIN_GAIN = D["HM_STREAM_K_MIN_GAIN"]       # kMinGainPercent
 SLICE_COST = D["HM_STREAM_K_SLICE_COST"]   # kStreamKSliceCost, tenths of a slice
 RING_BYTES = D["HM_SMALL_M_RING_KIB"] * 1024  # kSmallMRingBytes
-assert not D["HM_STREAM_K_WHOLE_FIRST"], \
-    "the replica draws the shipped order: the stream-K unit first, then whole tiles"
+SMALL_M_64_ROWS = D["HM_SMALL_M_64_ROWS"]  # kSmallM64Rows
+with open(SOURCE) as _f:
+    SMALL_M_64_ROWS_K = int(re.search(r"constexpr int64_t kSmallM64RowsK = (\d+);",
+                                      _f.read()).group(1))  # kSmallM64RowsK
 
 
 class Schedule:
@@ -59,13 +61,13 @@ def min_unit_slices(transposed, bn):
     return 1 if transposed and bn < BN else MIN_SLICES
 
 
-def candidates(tiles, k_tiles, max_workers, transposed=False, bn=BN):
+def candidates(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
     """v8_stream_k::make_schedule's loop, line by line: the whole-tile schedule and its cost,
     and each stream-K candidate with its cost (tenths of a whole-tile K slice), or None where
     make_schedule() returns whole tiles before the loop."""
     min_slices = min_unit_slices(transposed, bn)
     slice_cost = 10 if transposed else SLICE_COST
-    fixup_cost = FIXUP * bn // BN
+    fixup_cost = FIXUP * bn // BN * bm // BM
     whole = Schedule(tiles, k_tiles, min(tiles, max_workers), 0, 0, min_slices)
     full, tail = tiles // max_workers, tiles % max_workers
     if tail == 0 or k_tiles < 2 * min_slices:
@@ -89,10 +91,10 @@ def candidates(tiles, k_tiles, max_workers, transposed=False, bn=BN):
     return whole, whole_cost, out
 
 
-def make_schedule(tiles, k_tiles, max_workers, transposed=False, bn=BN):
+def make_schedule(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
     """v8_stream_k::make_schedule: the cheapest candidate, if it beats whole tiles by
     kMinGainPercent."""
-    whole, whole_cost, out = candidates(tiles, k_tiles, max_workers, transposed, bn)
+    whole, whole_cost, out = candidates(tiles, k_tiles, max_workers, transposed, bn, bm)
     if whole_cost is None:
         return whole
     best, best_cost = whole, whole_cost * (100 - MIN_GAIN) // 100
@@ -141,20 +143,23 @@ def contributors(s, tile, owner):
     return out
 
 
-def choose_tiling(m, n, sms=SMS):
-    """v8_stream_k::choose_tiling: (transposed, bn)."""
-    if m <= 64:
-        return True, 64
+def choose_tiling(m, n, k=5120, sms=SMS):
+    """v8_stream_k::choose_tiling: (transposed, bn, bm)."""
     tiles = -(-m // BM) * -(-n // BN)  # v7's, of C
-    if 128 < m <= BN:
-        return True, BN
-    if m <= 128 and tiles * 4 < sms * 3:
-        return True, 128
-    return False, BN
+    transposed, bn = False, BN
+    if m <= 64:
+        transposed, bn = True, 64
+    elif 128 < m <= BN:
+        transposed, bn = True, BN
+    elif m <= 128 and tiles * 4 < sms * 3:
+        transposed, bn = True, 128
+    rows64 = (transposed and SMALL_M_64_ROWS and -(-n // 64) <= sms and
+              k * max(bn, 128) <= SMALL_M_64_ROWS_K * 128)
+    return transposed, bn, 64 if rows64 else BM
 
 
-def stages_for(bn, transposed, stages=4):
-    return RING_BYTES // (BM * BK * 2 + bn * BK * 2) if transposed else stages
+def stages_for(bn, transposed, stages=4, bm=BM):
+    return RING_BYTES // (bm * BK * 2 + bn * BK * 2) if transposed else stages
 
 
 def test_body(name):
@@ -170,8 +175,8 @@ def check():
     StreamK.SmallMTilingRuleV8 on the replica, and checks the ring sizes of
     kSmallMRingBytes' comment."""
     body = test_body("ScheduleRuleV8")
-    tilings = {name: (t == "true", int(bn)) for name, t, bn in
-               re.findall(r"(\w+)\{(true|false), (\d+)\}", body)}
+    tilings = {name: (t == "true", int(bn), int(bm or BM)) for name, t, bn, bm in
+               re.findall(r"(\w+)\{(true|false), (\d+)(?:, (\d+))?\}", body)}
     sk = lambda tiles, k, t: make_schedule(int(tiles), int(k), SMS, *tilings[t])  # noqa: E731
     named = {name: sk(*args) for name, *args in
              re.findall(r"Schedule (\w+) = sk\((\d+), (\d+), (\w+)\)", body)}
@@ -181,18 +186,24 @@ def check():
         s = sk(*call.split(", ")) if call else named[name]
         assert getattr(s, field) == int(value), f"ScheduleRuleV8: {call or name}.{field}"
         checked += 1
-    assert checked >= 10, "ScheduleRuleV8 not found as expected"
+    assert checked >= 13, "ScheduleRuleV8 not found as expected"
     # StreamK.SmallMTilingRuleV8's cases, as the test has them.
     for m in (1, 16, 32, 64):
         for n in (256, 5120, 27648):
-            assert choose_tiling(m, n) == (True, 64)
-    assert choose_tiling(100, 5120)[0] and choose_tiling(128, 15360) == (True, 128)
+            assert choose_tiling(m, n)[:2] == (True, 64)
+    assert choose_tiling(100, 5120)[0] and choose_tiling(128, 15360)[:2] == (True, 128)
     assert not choose_tiling(128, 27648)[0] and not choose_tiling(100, 27648)[0]
     for m in (129, 200, 256):
         for n in (64, 13824, 15360, 27648):
-            assert choose_tiling(m, n) == (True, BN), (m, n)
-    assert choose_tiling(257, 64) == (False, BN) and choose_tiling(8192, 64) == (False, BN)
+            assert choose_tiling(m, n)[:2] == (True, BN), (m, n)
+    assert choose_tiling(257, 64)[:2] == (False, BN) and choose_tiling(8192, 64)[:2] == (False, BN)
+    for m in (1, 64, 100, 128):
+        assert [choose_tiling(m, n, k)[2] for n, k in ((5120, 5120), (5120, 8192), (5120, 13824),
+                (8448, 5120), (8449, 5120), (15360, 5120))] == [64, 64, 128, 64, 128, 128], m
+    assert choose_tiling(256, 5120, 4096)[2] == 64 and choose_tiling(256, 5120)[2] == BM
+    assert choose_tiling(64, 5120, 5120, 64)[2] == BM and choose_tiling(8192, 5120)[2] == BM
     assert [stages_for(bn, True) for bn in (64, 128, 256)] == [8, 6, 4]
+    assert [stages_for(bn, True, bm=64) for bn in (64, 128, 256)] == [12, 8, 4]
     # What the chapter says of the benchmark's waves family (bench/bench.cpp) and 8192³:
     # whole tiles, on the kernel built without stream-K.
     for m, n, k in ((1024, 34048, 4096), (2304, 8448, 8192), (1536, 1536, 1536),
@@ -201,11 +212,11 @@ def check():
         assert make_schedule(-(-m // BM) * -(-n // BN), -(-k // BK), SMS).units == 0, (m, n, k)
 
 
-def timeline(s, transposed=False, bn=BN):
+def timeline(s, transposed=False, bn=BN, bm=BM):
     """Each worker's pieces on the model's clock (tenths of a whole-tile K slice, as
     make_schedule() counts): (start, length, kind), kind 'whole', 'sk' or 'fixup'."""
     slice_cost = 10 if transposed else SLICE_COST
-    fixup_cost = FIXUP * bn // BN
+    fixup_cost = FIXUP * bn // BN * bm // BM
     rows = []
     for worker in range(s.workers):
         t, row = 0, []
@@ -327,22 +338,22 @@ def roofline():
     # The SMs with work at M = 64: v7's 128 × 256 tiles of C, and v8's schedule of its
     # transposed tiles (make_schedule()'s workers).
     m = 64
-    transposed, bn = choose_tiling(m, 5120)
     v7, v8, names, kinds = [], [], [], []
     for n, k in weights:
-        assert choose_tiling(m, n) == (transposed, bn)
+        transposed, bn, bm = choose_tiling(m, n, k)
+        assert transposed and bn == 64
         v7.append(min(SMS, math.ceil(m / BM) * math.ceil(n / BN)))
-        s = make_schedule(math.ceil(n / BM) * math.ceil(m / bn), math.ceil(k / BK), SMS,
-                          transposed=transposed, bn=bn)
+        s = make_schedule(math.ceil(n / bm) * math.ceil(m / bn), math.ceil(k / BK), SMS,
+                          transposed=transposed, bn=bn, bm=bm)
         v8.append(s.workers)
-        kinds.append("whole tiles" if s.units == 0 else
-                     f"split-K, {s.units // s.sk_tiles} per tile" if s.units % s.sk_tiles == 0
-                     else "stream-K")
+        kinds.append(f"{bm}×{bn}, " + ("whole" if s.units == 0 else
+                     f"split-K {s.units // s.sk_tiles}" if s.units % s.sk_tiles == 0
+                     else "stream-K"))
         names.append(f"{n}\n×{k}")
     at = range(len(weights))
     bx.bar([i - 0.2 for i in at], v7, width=0.4, color=COLORS["grey"], label="v7: 128×256 of C")
     bx.bar([i + 0.2 for i in at], v8, width=0.4, color=COLORS["c"],
-           label=f"v8: 128×{bn} of Cᵀ, make_schedule()")
+           label="v8: tiles of Cᵀ, make_schedule()")
     for i in at:
         bx.text(i - 0.2, v7[i] + 2, str(v7[i]), ha="center", fontsize=9)
         bx.text(i + 0.2, v8[i] + 2, str(v8[i]), ha="center", fontsize=9)
@@ -448,7 +459,7 @@ def transposed():
     with its two operand boxes (the kernel's A on the left, its B above), and where the v8
     tile's values land in C (through stmatrix's transposing stores and TMA)."""
     m, n = 64, 5120
-    transposed_, bn = choose_tiling(m, n)
+    transposed_, bn, bm = choose_tiling(m, n)
     assert transposed_
     u = 1.5 / BM  # drawing units per row or column
     kw = BK * u * 0.8  # a K slice's width, drawn a little narrower
@@ -481,23 +492,23 @@ def transposed():
             va="center", fontsize=10)
     ax.text(x7 - kw - 0.1, y - 0.2, f"N = {n}: {-(-n // BN)} tiles for {SMS} SMs", va="top",
             fontsize=10)
-    # v8: a tile of Cᵀ, 128 weight rows by bn token columns, all of them real.
+    # v8: a tile of Cᵀ, bm weight rows by bn token columns, all of them real.
     x8 = 8.0
-    tile(x8, y, BM, bn, BM, m, f"B: {BM} weight\nrows, the\nkernel's A",
+    tile(x8, y, bm, bn, bm, m, f"B: {bm} weight\nrows, the\nkernel's A",
          f"A: {m} token rows,\nthe kernel's B", COLORS["b"], COLORS["a"],
-         f"v8: Cᵀ = B·Aᵀ, {BM} × {bn} tiles")
-    ax.text(x8 - kw - 0.1, y - 0.2, f"{BM} × {bn} of Cᵀ; N = {n}: {-(-n // BM)} tiles",
+         f"v8: Cᵀ = B·Aᵀ, {bm} × {bn} tiles")
+    ax.text(x8 - kw - 0.1, y - 0.2, f"{bm} × {bn} of Cᵀ; N = {n}: {-(-n // bm)} tiles",
             va="top", fontsize=10)
     # The epilogue: column c of the tile of Cᵀ is row c of C.
     xc = x8 + bn * u + 0.9
     c = 36  # the column drawn
-    ax.add_patch(Rectangle((x8 + c * u, y), 2 * u, BM * u, facecolor="black",
+    ax.add_patch(Rectangle((x8 + c * u, y), 2 * u, bm * u, facecolor="black",
                            edgecolor="black", lw=1))
-    box(ax, xc, y + 0.5, BM * u, 8 * u, color=COLORS["c"], alpha=0.45, lw=1.6)
-    ax.annotate("", xy=(xc, y + 0.5 + 4 * u), xytext=(x8 + (c + 2) * u, y + BM * u * 0.4),
+    box(ax, xc, y + 0.5, bm * u, 8 * u, color=COLORS["c"], alpha=0.45, lw=1.6)
+    ax.annotate("", xy=(xc, y + 0.5 + 4 * u), xytext=(x8 + (c + 2) * u, y + bm * u * 0.4),
                 arrowprops=dict(arrowstyle="-|>", color="black", lw=1,
                                 connectionstyle="arc3,rad=0.3"))
-    ax.text(xc, y + 0.5 + 8 * u + 0.12, f"a column of the tile: {BM} values\nof a row of C "
+    ax.text(xc, y + 0.5 + 8 * u + 0.12, f"a column of the tile: {bm} values\nof a row of C "
             "(one token)", fontsize=10, va="bottom")
     ax.text(xc, y + 0.35, "Cᵀ[r, c] → C[c, r]: stmatrix\n.trans, then a TMA store", fontsize=10,
             va="top")

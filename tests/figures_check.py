@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Checks the chapters' figures without a GPU: every docs/figures/v*.py runs (and with it the
+replicas' own checks against the code and the host tests, such as v8.py's check()), into a
+temporary directory, and draws exactly the SVGs committed beside it, byte for byte.  A
+script that fails, or a figure that is stale, fails with the command that redraws it."""
+import filecmp
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+root = sys.argv[1]
+figures = os.path.join(root, "docs", "figures")
+failures, drawn = [], 0
+with tempfile.TemporaryDirectory() as tmp:
+    for script in sorted(glob.glob(os.path.join(figures, "v*.py"))):
+        name = os.path.basename(script)
+        run = subprocess.run([sys.executable, script], cwd=figures, capture_output=True,
+                             text=True, env=dict(os.environ, HM_FIGURE_OUT=tmp))
+        if run.returncode != 0:
+            failures.append(f"{name} failed:\n{run.stderr.strip()}")
+    for svg in sorted(glob.glob(os.path.join(tmp, "*.svg"))):
+        drawn += 1
+        committed = os.path.join(figures, os.path.basename(svg))
+        if not os.path.exists(committed):
+            failures.append(f"{os.path.basename(svg)} is drawn but not committed")
+        elif not filecmp.cmp(svg, committed, shallow=False):
+            failures.append(f"{os.path.basename(svg)} is stale")
+for f in failures:
+    print("FAIL", f)
+if failures:
+    print("figures check: FAILED; redraw with: cd docs/figures && python3 vN.py")
+    sys.exit(1)
+print(f"figures check: passed ({drawn} figures)")
