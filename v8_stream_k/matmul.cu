@@ -1064,7 +1064,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
       // Step 9: the two consumers meet once per slice.  With a group left in flight nothing
       // else keeps them at one pace: one can run a slice ahead, and a stage, released only
-      // by both, then stays held for three slices instead of two.
+      // by both, then stays held for three slices instead of two.  (A 64-row tile has one
+      // consumer, whose four warps meet here alone.)
       named_barrier_sync(kBarConsumers, 128 * kWGs);
     }
 
