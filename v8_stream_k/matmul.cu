@@ -999,7 +999,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int rows = kBN - b_rows, units = kStages * rows * 8;  // 16-byte units to zero
     for (int i = int(threadIdx.x) - 128; i < units; i += 128 * kWGs)
       st_shared_v4_zero(sB + i / (rows * 8) * kTileBBytes + (b_rows + i / 8 % rows) * 128 +
-                        i % 8 * 16);
+                        i % 8 * 16);  // unit i: its stage, its row past b_rows, its 16 bytes
     fence_proxy_async_shared();
     named_barrier_sync(kBarConsumers, 128 * kWGs);
   }
