@@ -16,6 +16,13 @@
 # (default 3): the benchmark times every launch against a cuBLAS launch right after it,
 # which is steadier under the power cap than the ladder's runs of 20.  Its medians are
 # printed per variant as well.
+#
+# With HM_TUNE_SWEEP set to shapes (MxNxK,...; bf16, or HM_TUNE_DTYPE), every variant also
+# runs `hopper-matmul sweep --versions VERSION --rounds 3 --settle-ms 100` on them, in
+# HM_TUNE_PASSES passes (default 2), each pass running every variant once in its own
+# process: one process's spread on a decode shape is several percent, so a gain must show
+# in every pass.  A table of ratios to cuBLAS per shape, variant and pass is printed last,
+# with each pass's geometric mean.  HM_TUNE_LADDER=0 leaves the 8192³ ladder out.
 set -uo pipefail
 
 out=${1:?usage: scripts/tune.sh OUTDIR VERSION NAME=FLAGS ...}
@@ -54,15 +61,30 @@ for variant in "$@"; do
     cat "build/tune/$name.log" >>"$log"
     continue
   fi
-  # shellcheck disable=SC2086
-  build/tune/"$name"/hopper-matmul ladder $args \
-    --json "build/tune/$name/result.json" >>"$log" 2>&1
+  if [ "${HM_TUNE_LADDER:-1}" != 0 ]; then
+    # shellcheck disable=SC2086
+    build/tune/"$name"/hopper-matmul ladder $args \
+      --json "build/tune/$name/result.json" >>"$log" 2>&1
+  fi
   if [ -n "${HM_TUNE_BENCH:-}" ]; then
     build/tune/"$name"/hm_bench --benchmark_filter="$HM_TUNE_BENCH" \
       --benchmark_repetitions="${HM_TUNE_REPS:-3}" --benchmark_report_aggregates_only=true \
       --benchmark_out="build/tune/$name/bench.json" --benchmark_out_format=json >>"$log" 2>&1
   fi
 done
+
+if [ -n "${HM_TUNE_SWEEP:-}" ]; then
+  for pass in $(seq 1 "${HM_TUNE_PASSES:-2}"); do
+    for variant in "$@"; do
+      name=${variant%%=*}
+      [ -x "build/tune/$name/hopper-matmul" ] || continue
+      echo "== $version $name: sweep, pass $pass" >>"$log"
+      build/tune/"$name"/hopper-matmul sweep --dtype "${HM_TUNE_DTYPE:-bf16}" \
+        --versions "$version" --rounds 3 --settle-ms 100 --shapes "$HM_TUNE_SWEEP" \
+        --json "build/tune/$name/sweep_$pass.json" >>"$log" 2>&1
+    done
+  done
+fi
 
 echo "-- tune $version ($args)"
 python3 - "$version" "$@" <<'PY'
@@ -95,3 +117,37 @@ for variant in sys.argv[2:]:
              f"{b.get('ratio_to_cublas', float('nan')):.3f}" for b in medians if "cublas" not in b["run_name"]]
     print(f"{name:12s} benchmark medians, ratio to cuBLAS: " + ", ".join(cells))
 PY
+if [ -n "${HM_TUNE_SWEEP:-}" ]; then
+  python3 - "$version" "${HM_TUNE_PASSES:-2}" "$@" <<'PY'
+import json, math, os, sys
+version, passes = sys.argv[1], int(sys.argv[2])
+columns, table, shapes = [], {}, []
+for variant in sys.argv[3:]:
+    name = variant.split("=", 1)[0]
+    for p in range(1, passes + 1):
+        path = f"build/tune/{name}/sweep_{p}.json"
+        if not os.path.exists(path):
+            continue
+        columns.append(f"{name}/{p}")
+        for run in json.load(open(path))["runs"]:
+            q = run["problem"]
+            shape = f"{q['m']}x{q['n']}x{q['k']}"
+            if shape not in shapes:
+                shapes.append(shape)
+            mine = [r for r in run["results"] if r["name"] == version and "ratio_to_cublas" in r]
+            if mine:
+                table[(shape, columns[-1])] = (mine[0]["ratio_to_cublas"], mine[0]["pass"])
+print(f"-- sweep of {version}, ratio to cuBLAS (sustained), variant/pass")
+print("shape".ljust(18) + "".join(c.rjust(12) for c in columns))
+for shape in shapes:
+    cells = [table.get((shape, c)) for c in columns]
+    print(shape.ljust(18) + "".join((f"{v[0]:.3f}" + ("" if v[1] else "!")).rjust(12)
+                                    if v else "—".rjust(12) for v in cells))
+means = []
+for c in columns:
+    values = [v[0] for (s, col), v in table.items() if col == c]
+    means.append(math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan"))
+print("geomean".ljust(18) + "".join(f"{m:.3f}".rjust(12) for m in means))
+print("(! marks a result that failed its check)")
+PY
+fi
