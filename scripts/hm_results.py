@@ -19,8 +19,9 @@ def hbm_read(value):
 
 
 def load(path):
-    """Rows {impl, technique, dtype, family, m, n, k, tflops, ratio, hbm_tbps} from either
-    format (hbm_tbps: the fewest bytes over the median time, None in older recordings), and
+    """Rows {impl, technique, dtype, family, m, n, k, tflops, ratio, hbm_tbps, passed} from
+    either format (hbm_tbps: the fewest bytes over the median time, None in older recordings;
+    passed: a sweep's or ladder's check of the result, None in the benchmark's rows), and
     the environment, with hbm_read_tbps (the read bandwidth measured in the same process, or
     None)."""
     with open(path) as f:
@@ -40,7 +41,8 @@ def load(path):
             rows.append(dict(impl=m.group(1), technique=b.get("label", ""), dtype=m.group(2),
                              family=m.group(3), m=int(m.group(4)), n=int(m.group(5)),
                              k=int(m.group(6)), tflops=b["TFLOPS"],
-                             ratio=b["ratio_to_cublas"], hbm_tbps=b.get("hbm_TBps")))
+                             ratio=b["ratio_to_cublas"], hbm_tbps=b.get("hbm_TBps"),
+                             passed=None))
     else:  # hopper-matmul ladder / run / sweep
         env = dict(data.get("environment", {}), protocol=data.get("protocol", {}),
                    hbm_read_tbps=hbm_read(data.get("hbm_read_tbps")))
@@ -52,7 +54,7 @@ def load(path):
                     rows.append(dict(impl=r["name"], technique=r["technique"], dtype=p["dtype"],
                                      family=family, m=p["m"], n=p["n"], k=p["k"],
                                      tflops=r["tflops"], ratio=r["ratio_to_cublas"],
-                                     hbm_tbps=r.get("hbm_tbps")))
+                                     hbm_tbps=r.get("hbm_tbps"), passed=r.get("pass")))
     return rows, env
 
 

@@ -121,7 +121,9 @@ for variant in sys.argv[2:]:
 PY
 if [ -n "${HM_TUNE_SWEEP:-}" ]; then
   python3 - "$version" "${HM_TUNE_PASSES:-2}" "$@" <<'PY'
-import json, math, os, sys
+import os, sys
+sys.path.insert(0, "scripts")
+from hm_results import geomean, load
 version, passes = sys.argv[1], int(sys.argv[2])
 columns, table, shapes = [], {}, []
 for variant in sys.argv[3:]:
@@ -131,24 +133,19 @@ for variant in sys.argv[3:]:
         if not os.path.exists(path):
             continue
         columns.append(f"{name}/{p}")
-        for run in json.load(open(path))["runs"]:
-            q = run["problem"]
-            shape = f"{q['m']}x{q['n']}x{q['k']}"
+        for r in load(path)[0]:
+            shape = f"{r['m']}x{r['n']}x{r['k']}"
             if shape not in shapes:
                 shapes.append(shape)
-            mine = [r for r in run["results"] if r["name"] == version and "ratio_to_cublas" in r]
-            if mine:
-                table[(shape, columns[-1])] = (mine[0]["ratio_to_cublas"], mine[0]["pass"])
+            if r["impl"] == version:
+                table[(shape, columns[-1])] = (r["ratio"], r["passed"])
 print(f"-- sweep of {version}, ratio to cuBLAS (sustained), variant/pass")
 print("shape".ljust(18) + "".join(c.rjust(12) for c in columns))
 for shape in shapes:
     cells = [table.get((shape, c)) for c in columns]
     print(shape.ljust(18) + "".join((f"{v[0]:.3f}" + ("" if v[1] else "!")).rjust(12)
                                     if v else "—".rjust(12) for v in cells))
-means = []
-for c in columns:
-    values = [v[0] for (s, col), v in table.items() if col == c]
-    means.append(math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan"))
+means = [geomean([v[0] for (_, col), v in table.items() if col == c]) for c in columns]
 print("geomean".ljust(18) + "".join(f"{m:.3f}".rjust(12) for m in means))
 print("(! marks a result that failed its check)")
 PY

@@ -568,6 +568,13 @@ constexpr int kSmallMRingBytes = HM_SMALL_M_RING_KIB * 1024;
 /// (n % 8 == 0): stmatrix's transposing stores turn a chunk of its tile of Cᵀ into a box of
 /// C.  Off (0), each thread stores its values of C one by one, as without TMA.
 constexpr bool kSmallMTmaStore = HM_SMALL_M_TMA_STORE;
+/// The rows of the small-M kernel's tile of B that TMA fills, for a tile `bn` columns wide
+/// and `m` rows of A: M rounded up to 8, at most bn.  Rows past M would be zeros that TMA
+/// writes, and at M = 1 writing 63 rows of zeros per slice measured slower than reading the
+/// weights.  Host (the tensor map's box) and device (the bytes a stage expects).
+__host__ __device__ constexpr int small_m_b_rows(int bn, int m) {
+  return (m + 7) / 8 * 8 < bn ? (m + 7) / 8 * 8 : bn;
+}
 /// Where 64-row tiles of Cᵀ fit on the SMs in one wave and K is short (choose_tiling()),
 /// the small-M kernel takes them: one consumer warpgroup per CTA and every tile whole, no
 /// partial sums to hand over, where 128-row tiles would fill fewer than half of the SMs or
@@ -837,10 +844,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   constexpr int kTileBBytes = kBN * BK * 2;  // one stage of B, bytes: a TMA box per CTA
   constexpr int kShareB = kBN / kCtas;  // rows of B one CTA loads for its whole cluster
   constexpr int kShareBBytes = kShareB * BK * 2;  // one TMA box of B: [kShareB][64]
-  // The small-M kernel's B, A's M rows, fills the first b_rows rows of a stage only (M
-  // rounded up to 8, at most kBN): rows past M would be zeros that TMA writes, and at M = 1
-  // writing 63 rows of zeros per slice measured slower than reading the weights.
-  const int b_rows = kTransposed ? min(kBN, (n + 7) / 8 * 8) : kBN;
+  // The small-M kernel's B, A's M rows, fills the first b_rows rows of a stage only.
+  const int b_rows = kTransposed ? small_m_b_rows(kBN, n) : kBN;
   const uint32_t b_bytes = uint32_t(b_rows) * BK * 2;  // of B per stage: kTileBBytes, or less
 
   // Step 1: carve shared memory.  SWIZZLE_128B tiles must start on a 1024-byte boundary.
@@ -912,7 +917,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       barrier_cluster_wait();
     }
   };
-  const int rank = kCtas > 1 ? int(cluster_ctarank()) : 0;  // our kBM rows of a cluster tile
+  const int rank = kCtas > 1 ? int(cluster_ctarank()) : 0;  // our BM rows of a cluster tile
   const int cluster = blockIdx.x / kCtas;        // this cluster's stream-K worker
   const int clusters = gridDim.x / kCtas;        // clusters are kCtas consecutive CTAs
 
@@ -1436,8 +1441,8 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
 
   // The kernel's B box: its share of a tile, or for the small-M kernel A's M rows rounded up
   // to 8 (the kernel's b_rows).
-  const int64_t b_box_rows = tiling.transposed ? std::min<int64_t>(tiling.bn, (q.n + 7) / 8 * 8)
-                                               : tiling.bn / int(ctas);
+  const int b_box_rows =
+      tiling.transposed ? small_m_b_rows(tiling.bn, int(q.n)) : tiling.bn / int(ctas);
   CUtensorMap tma_a, tma_b, tma_c = {};
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = q.dtype, .rows = uint64_t(q.m),
                           .cols = uint64_t(q.k), .row_stride_bytes = uint64_t(q.k) * 2,

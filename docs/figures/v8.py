@@ -35,6 +35,8 @@ def defaults():
              re.findall(r"#ifndef (HM_\w+)\n#define \1 (\d+)\n", text)}
     for name in ("BM", "BN", "BK"):
         found[name] = int(re.search(rf"constexpr int {name} = (\d+);", text).group(1))
+    found["kSmallM64RowsK"] = int(
+        re.search(r"constexpr int64_t kSmallM64RowsK = (\d+);", text).group(1))
     return found
 
 
@@ -46,9 +48,7 @@ MIN_GAIN = D["HM_STREAM_K_MIN_GAIN"]       # kMinGainPercent
 SLICE_COST = D["HM_STREAM_K_SLICE_COST"]   # kStreamKSliceCost, tenths of a slice
 RING_BYTES = D["HM_SMALL_M_RING_KIB"] * 1024  # kSmallMRingBytes
 SMALL_M_64_ROWS = D["HM_SMALL_M_64_ROWS"]  # kSmallM64Rows
-with open(SOURCE) as _f:
-    SMALL_M_64_ROWS_K = int(re.search(r"constexpr int64_t kSmallM64RowsK = (\d+);",
-                                      _f.read()).group(1))  # kSmallM64RowsK
+SMALL_M_64_ROWS_K = D["kSmallM64RowsK"]
 
 
 class Schedule:
