@@ -7,9 +7,14 @@
  *
  *  Protocol.  Each benchmark checks its result against cuBLAS once, warms up, then times
  *  its implementation and cuBLAS alternately, launch by launch, each between two CUDA
- *  events: the two share every moment of clock and power drift.  The reported time is the
+ *  events: the two share every moment of clock and power drift.  Each launch is timed
+ *  alone, on a stream held busy for kHoldUs while the host makes the launch call
+ *  (hm::TimingOptions), so the time is the GPU's: the launch latency inside the GPU and the
+ *  kernel, not the host's call.  The reported time is the
  *  implementation's (manual time); the counters are TFLOPS at its median launch, cuBLAS's
- *  TFLOPS at its median launch, and their ratio; and the same two medians as HBM TB/s
+ *  TFLOPS at its median launch, and their ratio; the host's median time in each launch call
+ *  (host_us, cuBLAS_host_us), which a program pays unless it queues launches ahead or
+ *  replays a CUDA graph; and the same two medians as HBM TB/s
  *  (hbm_TBps, cuBLAS_hbm_TBps: Problem::min_bytes() over the time), which on decode shapes
  *  compare with the context's hbm_read_TBps, the read bandwidth measured at start by
  *  hm::measure_hbm_read on the same GPU.  Problems that fit in L2 rotate through several
@@ -128,6 +133,10 @@ hm::Status workload_for(const hm::Problem& p, hm::Workload** out) {
 using LaunchFn = std::function<hm::Status(const hm::Problem&, const void*, const void*, void*,
                                           cudaStream_t)>;
 
+/// How long each timed launch's stream is held before its start event: longer than any
+/// launch call of a warmed-up implementation (cuBLAS's and ours take microseconds).
+constexpr int kHoldUs = 50;
+
 void run(benchmark::State& state, const std::string& name, const std::string& technique,
          const LaunchFn& launch, const hm::Problem& p) {
   state.SetLabel(technique);
@@ -151,25 +160,28 @@ void run(benchmark::State& state, const std::string& name, const std::string& te
       return;
     }
   }
-  // Time one launch of `fn` on the operands of repetition `rep`.
-  const auto time_one = [&](const LaunchFn& fn, int rep, std::vector<double>* ms) {
+  // Time one launch of `fn` on the operands of repetition `rep`, on a held stream (the
+  // warm-up launches need no hold).
+  const auto time_one = [&](const LaunchFn& fn, int rep, std::vector<double>* ms,
+                            const hm::TimingOptions& options) {
     const hm::LaunchFn one = [&](int) {
       hm::OperandSet& set = work->set(rep);
       return fn(p, set.a.get(), set.b.get(), set.c.get(), gpu.stream);
     };
-    return hm::time_launches(one, 0, 1, gpu.stream, ms);
+    return hm::time_launches(one, 0, 1, gpu.stream, ms, options);
   };
-  std::vector<double> ms, cublas_ms, scratch;
+  std::vector<double> ms, cublas_ms, host_ms, cublas_host_ms, scratch;
   for (int rep = 0; rep < 3; ++rep) {  // warm-up, both
-    if (hm::Status s = time_one(launch, rep, &scratch); !s.ok())
+    if (hm::Status s = time_one(launch, rep, &scratch, {}); !s.ok())
       return state.SkipWithError(s.message().c_str());
-    if (hm::Status s = time_one(cublas, rep, &scratch); !s.ok())
+    if (hm::Status s = time_one(cublas, rep, &scratch, {}); !s.ok())
       return state.SkipWithError(s.message().c_str());
   }
   int rep = 0;
   for (auto _ : state) {
-    hm::Status s = time_one(launch, rep, &ms);
-    if (s.ok()) s = time_one(cublas, rep, &cublas_ms);
+    hm::Status s = time_one(launch, rep, &ms, {.hold_us = kHoldUs, .host_ms = &host_ms});
+    if (s.ok())
+      s = time_one(cublas, rep, &cublas_ms, {.hold_us = kHoldUs, .host_ms = &cublas_host_ms});
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
       break;
@@ -182,6 +194,8 @@ void run(benchmark::State& state, const std::string& name, const std::string& te
   state.counters["TFLOPS"] = p.flops() / (median_ms * 1e-3) / 1e12;
   state.counters["cuBLAS_TFLOPS"] = p.flops() / (cublas_median_ms * 1e-3) / 1e12;
   state.counters["ratio_to_cublas"] = cublas_median_ms / median_ms;
+  state.counters["host_us"] = hm::median(host_ms) * 1e3;
+  state.counters["cuBLAS_host_us"] = hm::median(cublas_host_ms) * 1e3;
   state.counters["hbm_TBps"] = p.min_bytes() / (median_ms * 1e-3) / 1e12;
   state.counters["cuBLAS_hbm_TBps"] = p.min_bytes() / (cublas_median_ms * 1e-3) / 1e12;
   state.counters["median_ms"] = median_ms;
@@ -226,8 +240,10 @@ void add_context() {
   benchmark::AddCustomContext(
       "hm_protocol",
       "each benchmark: check against cuBLAS once, 3 warm-up launches of both, then the "
-      "implementation and cuBLAS timed alternately launch by launch with CUDA events; "
-      "counters use medians; operand sets rotate where a problem fits in L2");
+      "implementation and cuBLAS timed alternately launch by launch with CUDA events, each "
+      "on a stream held for " + std::to_string(kHoldUs) + " us through the host's launch "
+      "call (GPU time only; host_us is the call's); counters use medians; operand sets "
+      "rotate where a problem fits in L2");
   const Gpu& gpu = Gpu::get();
   if (!gpu.status.ok()) {
     benchmark::AddCustomContext("hm_gpu", "none: " + gpu.status.message());

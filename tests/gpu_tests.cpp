@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -18,6 +19,7 @@
 #include "common/device.h"
 #include "common/reference.h"
 #include "common/registry.h"
+#include "common/timing.h"
 #include "tests/gpu_test_util.h"
 #include "tests/test_util.h"
 #include "v8_stream_k/matmul.h"
@@ -393,6 +395,46 @@ TEST(StreamKV8, WorkspaceErrorsAreClearAndACallersWorkspaceWorks) {
     ASSERT_OK(hm::count_bit_differences(c.get(), mine.get(), p.m * p.n, &differing, nullptr));
     EXPECT_EQ(differing, 0) << "run " << run << " with the caller's workspace";
   }
+}
+
+// The benchmark's protocol (common/timing.h).  A launch timed alone on an idle stream: the
+// GPU stamps the start event at once and then waits for the host's launch call, so the call
+// is in the time.  With the stream held through the call, the time is the GPU's alone; and a
+// call that outlasts the hold is refused, not timed.  The "launch" here spins on the host
+// for 300 us and then enqueues a 4-byte memset.
+TEST(Timing, AHeldStreamTimesTheGpuAndNotTheHostsLaunchCall) {
+  SKIP_WITHOUT_SM90();
+  cudaStream_t stream = nullptr;
+  ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  struct Destroy {
+    cudaStream_t s;
+    ~Destroy() { cudaStreamDestroy(s); }
+  } destroy{stream};
+  hm::DeviceBuffer word;
+  ASSERT_OK(word.allocate(4));
+  const hm::LaunchFn slow_call = [&](int) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+    return hm::cuda_status(cudaMemsetAsync(word.get(), 0, 4, stream), "cudaMemsetAsync",
+                           __FILE__, __LINE__);
+  };
+  std::vector<double> alone;
+  for (int i = 0; i < 5; ++i) ASSERT_OK(hm::time_launches(slow_call, 0, 1, stream, &alone));
+  std::vector<double> held, host;
+  ASSERT_OK(hm::time_launches(slow_call, 1, 5, stream, &held,
+                              {.hold_us = 2000, .host_ms = &host}));
+  ASSERT_EQ(held.size(), 5u);
+  ASSERT_EQ(host.size(), 5u);
+  EXPECT_GE(hm::median(alone), 0.3) << "ms: on an idle stream the host's call is timed too";
+  EXPECT_LT(hm::median(held), 0.1) << "ms: held, only the GPU's memset is timed";
+  for (const double ms : host) EXPECT_GE(ms, 0.3) << "ms: the host's time in the call";
+  std::vector<double> refused;
+  const hm::Status s = hm::time_launches(slow_call, 0, 1, stream, &refused, {.hold_us = 100});
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("longer than the 100 us"), std::string::npos) << s.message();
+  EXPECT_TRUE(refused.empty());
+  ASSERT_CUDA(cudaStreamSynchronize(stream));
 }
 
 }  // namespace
