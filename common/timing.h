@@ -8,8 +8,8 @@
  *  the launch before it ends, and the time between a launch's events is the GPU's.  A launch
  *  timed alone on an idle stream (the benchmark's, one at a time) is another matter: the GPU
  *  stamps the start event as soon as it is enqueued, then waits for the host to finish the
- *  launch call, so the time would include the host's work (cuBLAS's call takes longer than
- *  ours).  TimingOptions::hold_us keeps the stream busy through the call instead.
+ *  launch call, so the time would include the host's work, which differs between
+ *  implementations.  TimingOptions::hold_us keeps the stream busy through the call instead.
  */
 #pragma once
 
