@@ -52,6 +52,11 @@ options:
   --warmup W           untimed launches per implementation before timing (default 10)
   --rounds R           timing rounds; each round times every implementation in turn (5)
   --reps N             timed launches per implementation per round (default 20)
+  --timing launch|batch
+                       launch (default): each launch between its own pair of events, the
+                       statistic their median; batch: each round's launches between one
+                       pair of events with none between them, the statistic the median of
+                       the rounds' means (launches back to back, as a program runs them)
   --settle-ms S        before its timed launches in every round, run each implementation
                        untimed for about S ms, so that the clock has settled to the power
                        it draws (default 500; 0: --warmup launches before the first
@@ -98,6 +103,7 @@ struct Options {
   std::string json;
   std::string shapes, shapes_file;
   bool cpu_reference = false;  // --reference cpu: no cuBLAS in the process (run only)
+  bool batch = false;  // --timing batch: one pair of events per round of launches
 };
 
 /// The comma-separated items of `text`, empty ones dropped.
@@ -157,6 +163,11 @@ std::optional<Options> parse(int argc, char** argv) {
     else if (flag == "--versions") o.versions = value;
     else if (flag == "--shapes") o.shapes = value;
     else if (flag == "--shapes-file") o.shapes_file = value;
+    else if (flag == "--timing") {
+      if (value != "launch" && value != "batch")
+        return bad("--timing must be launch or batch, not '" + value + "'");
+      o.batch = value == "batch";
+    }
     else if (flag == "--reference") {
       if (value != "cpu" && value != "cublas")
         return bad("--reference must be cublas or cpu, not '" + value + "'");
@@ -293,7 +304,8 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
       if (!e.error.empty()) continue;
       const int untimed = o.settle_ms > 0 ? settle[i] : round == 0 ? o.warmup : 1;
       if (const hm::Status s = hm::time_launches(launcher(e), untimed, o.reps, stream,
-                                                 &e.samples_ms, {.host_ms = &e.host_ms});
+                                                 &e.samples_ms,
+                                                 {.host_ms = &e.host_ms, .batch = o.batch});
           !s.ok())
         e.error = s.message();
     }
@@ -376,7 +388,9 @@ bool write_json(const Options& o, const std::vector<Run>& runs, const hm::Device
   else if (hbm.probed)
     f << "  \"hbm_read_tbps\": null, \"hbm_read_error\": \"" << hm::json_escape(hbm.error)
       << "\",\n";
-  f << "  \"protocol\": {\"timer\": \"cudaEvent pair per launch\", \"statistic\": \"median\", "
+  f << "  \"protocol\": {\"timer\": \""
+    << (o.batch ? "cudaEvent pair per round of launches, their mean" : "cudaEvent pair per launch")
+    << "\", \"statistic\": \"median\", "
     << "\"warmup\": " << o.warmup << ", \"rounds\": " << o.rounds
     << ", \"reps_per_round\": " << o.reps << ", \"settle_ms\": " << o.settle_ms
     << ", \"interleaved\": true, \"green_context_sms\": " << o.sms
@@ -509,10 +523,17 @@ int cmd_measure(const Options& o) {
   if (hm::Status s = hm::query_device(info.device, &info); !s.ok()) return fail(s);
 
   std::printf("GPU: %s\n", hm::describe(info).c_str());
-  std::printf("Protocol: median of %d launches each (%d interleaved rounds of %d, each after "
-              "~%d ms of untimed launches of the same implementation; %d warm-up), CUDA "
-              "events, rotating operand sets where a problem fits in L2\n",
-              o.rounds * o.reps, o.rounds, o.reps, o.settle_ms, o.warmup);
+  if (o.batch)
+    std::printf("Protocol: median of %d rounds' mean launch (%d interleaved rounds of %d "
+                "launches back to back between two CUDA events, each after ~%d ms of untimed "
+                "launches of the same implementation; %d warm-up), rotating operand sets "
+                "where a problem fits in L2\n",
+                o.rounds, o.rounds, o.reps, o.settle_ms, o.warmup);
+  else
+    std::printf("Protocol: median of %d launches each (%d interleaved rounds of %d, each after "
+                "~%d ms of untimed launches of the same implementation; %d warm-up), CUDA "
+                "events, rotating operand sets where a problem fits in L2\n",
+                o.rounds * o.reps, o.rounds, o.reps, o.settle_ms, o.warmup);
   if (hbm.probed && hbm.error.empty())
     std::printf("HBM read bandwidth, measured at start: %.3f TB/s (the roofline of HBM TB/s)\n",
                 hbm.tbps);

@@ -41,6 +41,27 @@ Status time_launches(const LaunchFn& launch, int warmup, int reps, cudaStream_t 
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
   for (int i = 0; i < warmup; ++i) HM_TRY(launch(i));
+  if (options.batch) {
+    EventPair batch;
+    HM_CUDA_TRY(cudaEventCreate(&batch.start));
+    HM_CUDA_TRY(cudaEventCreate(&batch.stop));
+    if (options.hold_us > 0) {
+      hold_kernel<<<1, 1, 0, stream>>>(uint64_t(options.hold_us) * 1000);
+      HM_CUDA_TRY(cudaGetLastError());
+    }
+    HM_CUDA_TRY(cudaEventRecord(batch.start, stream));
+    for (int i = 0; i < reps; ++i) {
+      const Clock::time_point call = Clock::now();
+      HM_TRY(launch(warmup + i));
+      if (options.host_ms) options.host_ms->push_back(ms_between(call, Clock::now()));
+    }
+    HM_CUDA_TRY(cudaEventRecord(batch.stop, stream));
+    HM_CUDA_TRY(cudaStreamSynchronize(stream));
+    float ms = 0;
+    HM_CUDA_TRY(cudaEventElapsedTime(&ms, batch.start, batch.stop));
+    samples_ms->push_back(double(ms) / reps);
+    return Status();
+  }
   std::vector<EventPair> events(reps);
   for (auto& e : events) {
     HM_CUDA_TRY(cudaEventCreate(&e.start));

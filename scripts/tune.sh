@@ -22,7 +22,9 @@
 # HM_TUNE_PASSES passes (default 2), each pass running every variant once in its own
 # process: one process's spread on a decode shape is several percent, so a gain must show
 # in every pass.  A table of ratios to cuBLAS per shape, variant and pass is printed last,
-# with each pass's geometric mean.  HM_TUNE_LADDER=0 leaves the 8192³ ladder out.
+# with each pass's geometric mean.  HM_TUNE_LADDER=0 leaves the 8192³ ladder out, and
+# HM_TUNE_SWEEP_FLAGS adds options to the sweep (e.g. "--timing batch": launches back to
+# back between one pair of events, where a launch may overlap the one before).
 set -uo pipefail
 
 out=${1:?usage: scripts/tune.sh OUTDIR VERSION NAME=FLAGS ...}
@@ -79,8 +81,10 @@ if [ -n "${HM_TUNE_SWEEP:-}" ]; then
       name=${variant%%=*}
       [ -x "build/tune/$name/hopper-matmul" ] || continue
       echo "== $version $name: sweep, pass $pass" >>"$log"
+      # shellcheck disable=SC2086
       build/tune/"$name"/hopper-matmul sweep --dtype "${HM_TUNE_DTYPE:-bf16}" \
         --versions "$version" --rounds 3 --settle-ms 100 --shapes "$HM_TUNE_SWEEP" \
+        ${HM_TUNE_SWEEP_FLAGS:-} \
         --json "build/tune/$name/sweep_$pass.json" >>"$log" 2>&1
     done
   done

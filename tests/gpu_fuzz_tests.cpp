@@ -426,6 +426,18 @@ TEST(CliReference, TheFlagIsForRunAndTakesCpuOrCublas) {
   EXPECT_NE(out.find("k must be a multiple of 8"), std::string::npos) << out;
 }
 
+// --timing takes launch or batch; anything else is a usage error (exit 2), and batch is a
+// protocol, not a problem: a bad problem still fails as one (exit 1) before any GPU.
+TEST(CliTiming, TheFlagTakesLaunchOrBatch) {
+  auto [code, out] = run_cli("sweep --shapes 64x64x64 --timing events");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--timing must be launch or batch, not 'events'"), std::string::npos)
+      << out;
+  std::tie(code, out) = run_cli("run --version v8_stream_k --m 64 --n 64 --k 12 --timing batch");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("k must be a multiple of 8"), std::string::npos) << out;
+}
+
 TEST(CliReference, TheCpuReferenceNamesItsLimitBeforeTouchingTheGpu) {
   const hm::Problem p{8192, 8192, 8192, DType::bf16};
   const hm::Status s = hm::cpu_reference_on_device(p, nullptr, nullptr, nullptr, nullptr);
