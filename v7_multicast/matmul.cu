@@ -534,10 +534,11 @@ __device__ __forceinline__ void store_pair(T* c, int m, int n, int row, int col,
   }
 }
 
-/// C[m,n] = A[m,k] · B[n,k]ᵀ; each cluster takes cluster tiles of the grouped order from
-/// `counter` (claim_tile(), by rank 0) until none are left, its CTA of rank r the r-th BM
-/// rows of each.  With kTmaStore, C leaves
-/// through `tma_c`; without, through `c`.  kCtas = 1 is v6's kernel: no cluster instruction.
+/// C[m,n] = A[m,k] · B[n,k]ᵀ; each CTA takes tiles of the grouped order from `counter`
+/// (claim_tile()) until none are left.
+/// In clusters of kCtas CTAs, rank 0 takes cluster tiles for its cluster, and the CTA of
+/// rank r computes the r-th BM rows of each; kCtas = 1 is v6's kernel: no cluster instruction.
+/// With kTmaStore, C leaves through `tma_c`; without, through `c`.
 template <typename T, bool kTmaStore, int kCtas>
 __global__ void __launch_bounds__(kThreads, 1)
     matmul_kernel(const __grid_constant__ CUtensorMap tma_a,
@@ -563,26 +564,31 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
-  // full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + kTileABytes + kTileBBytes
-  //           of TMA bytes per fill: its own A, and B in kCtas shares, one multicast by
-  //           each CTA of the cluster.  Iteration it lives in stage it % STAGES; consumers
-  //           wait on parity (it / STAGES) & 1, the count of that stage's earlier fills, mod 2.
-  // empty[s]: one arrival per consumer warp of every CTA in the cluster (4 · kConsumers ·
-  //           kCtas), each once its wgmma reading the stage have retired: this CTA's
-  //           producer writes its share of B into all of them.  Before filling iteration it
-  //           the producer waits on parity ((it / STAGES) & 1) ^ 1: the phase the consumers
-  //           completed when they released iteration it - STAGES.  On the first pass that is
-  //           the phase "before" a fresh barrier, which counts as complete, so it does not wait.
-  // The producer of rank 0 claims each cluster tile for the whole cluster and hands it to
-  // every CTA's producer and consumers in a ring of two slots; `j` counts the cluster's
-  // claims, and claim j lives in slot j % 2, with parity (j / 2) & 1 and its complement.
-  // tile_full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + the 4 bytes that
-  //                rank 0's st.async writes into the slot, which count on the barrier as
-  //                TMA bytes do (kCtas = 1, where st.async is not allowed: a plain store
-  //                and 1 arrival, as in v6).
-  // tile_empty[s]: used in rank 0 only: one arrival per consumer warp (by the lane that
-  //                read the slot for the warp) and per producer of every CTA of the cluster
-  //                (kCtas = 1: the consumer warps only).
+  // full[s]:  1 arrival (the producer's arrive.expect_tx) + kTileABytes + kTileBBytes of TMA
+  //           bytes per fill.  Iteration it lives in stage it % STAGES; consumers wait on
+  //           parity (it / STAGES) & 1, the count of that stage's earlier fills, mod 2.
+  //           In a cluster the bytes are this CTA's A and B in kCtas shares, one multicast
+  //           by each CTA of the cluster.
+  // empty[s]: one arrival per consumer warp (4 · kConsumers), each once its wgmma reading
+  //           the stage have retired.  Before filling iteration it the producer waits on
+  //           parity ((it / STAGES) & 1) ^ 1: the phase the consumers completed when they
+  //           released iteration it - STAGES.  On the first pass that is the phase "before"
+  //           a fresh barrier, which counts as complete, so the producer does not wait.
+  //           In a cluster, one per consumer warp of every CTA (4 · kConsumers · kCtas):
+  //           this CTA's producer writes its share of B into all of them.
+  // The producer claims each tile and hands it to the consumers in a ring of two slots;
+  // `j` counts this CTA's claims, and claim j lives in slot j % 2, with parity (j / 2) & 1
+  // and its complement as above.
+  // In a cluster, rank 0's producer claims each cluster tile for the whole cluster and hands
+  // it to every CTA's producer and consumers.
+  // tile_full[s]:  1 arrival, the producer's, once it has written the slot.
+  //                In a cluster, this CTA's producer's arrive.expect_tx and the 4 bytes that
+  //                rank 0's st.async writes into the slot, which count on the barrier as TMA
+  //                bytes do (st.async needs a cluster: kCtas = 1 keeps the plain store).
+  // tile_empty[s]: one arrival per consumer warp (4 · kConsumers), by the lane that read
+  //                the slot for the warp.
+  //                In a cluster only rank 0's is used, and every CTA's consumer warps and
+  //                producer arrive on it: (4 · kConsumers + 1) · kCtas.
   constexpr int kTileReaders = kCtas == 1 ? 4 * kConsumers : (4 * kConsumers + 1) * kCtas;
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
@@ -622,12 +628,15 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
-    // its first warp takes the cluster's tiles until none are left (rank 0 claims them and
-    // sends each to every CTA of the cluster), and fills the ring for every K slice of each,
-    // each stage as soon as the consumers of every CTA in the cluster have released it.  It
-    // loads this CTA's A and its share of B, which lands in every CTA of the cluster.  Rows
-    // past m or n and columns past k are zero-filled by TMA and still count as bytes; so is a
-    // whole tile past m, which the last cluster of an odd tiles_m computes and never stores.
+    // its first warp claims tiles until none are left, hands each to the consumers, and
+    // fills the ring for every K slice of it, each stage as soon as the consumers have
+    // released it.  The next tile is claimed as soon as this one is handed over, so the
+    // atomic's round trip hides behind this tile's loads.  Rows past m or n and columns past
+    // k are zero-filled by TMA and still count as bytes.
+    // In a cluster, rank 0 claims the cluster tiles and sends each to every CTA; each CTA
+    // loads its own A and its share of B, which lands in every CTA, so a stage is free only
+    // once the consumers of every CTA have released it; and a whole tile past m, which the
+    // last cluster of an odd tiles_m computes, is zeros too and never stored.
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
@@ -708,9 +717,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   };
   uint32_t it = 0;
   for (uint32_t j = 0;; ++j) {
-    // Step 6a: the next cluster tile, from rank 0's producer.  Lane 0 of each warp reads the
-    // slot, frees it (in rank 0) and passes the tile to the other lanes with a shuffle, as
-    // in v6.
+    // Step 6a: the next tile, from the producer.  Lane 0 of each warp reads the slot, frees
+    // it and passes the tile to the other lanes with a shuffle: an arrival releases the
+    // arriving thread's own accesses, so the thread that frees the slot is the one that
+    // read it (read by every lane and freed by lane 0 after a __syncwarp, racecheck
+    // reported the slot as a race).
+    // In a cluster rank 0's producer writes the tile into every CTA's slot (st.async),
+    // and lane 0 frees it on rank 0's tile_empty.
     const int slot = j % 2;
     mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
     uint32_t claimed = 0;
@@ -807,8 +820,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 /// This version's launch configuration, listed by `hopper-matmul list` and in the docs.
 extern const hm::KernelConfig kConfig = {kThreads, kSmemBytes, BM, BN, BK, STAGES, 1, kClusterM};
 
-/// Raises the kernel's shared-memory limit and launches it for element type T, in clusters
-/// of kCtas CTAs, as many clusters as fit on the GPU at once (or one per cluster tile).
+/// Raises the kernel's shared-memory limit and launches it for element type T.
+/// In clusters of kCtas CTAs: as many as fit on the GPU at once (or one per cluster tile).
 template <typename T, bool kTmaStore, int kCtas>
 hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUtensorMap& tma_c,
                   void* c, const hm::Problem& p, int tiles_m, int tiles_n, cudaStream_t stream) {

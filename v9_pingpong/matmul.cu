@@ -906,27 +906,32 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // Step 2: the barriers, two per stage, initialised once for every tile this CTA computes.
   // `it` below counts K iterations over all of this CTA's tiles; it picks stage and parity.
-  // full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + kTileA + b_bytes
-  //           of TMA bytes per fill: its own A, and B in kCtas shares, one multicast by
-  //           each CTA of the cluster.  Iteration it lives in stage it % kStages; consumers
-  //           wait on parity (it / kStages) & 1, the count of that stage's earlier fills, mod 2.
-  // empty[s]: one arrival per consumer warp of every CTA in the cluster (4 · kWGs ·
-  //           kCtas), each once its wgmma reading the stage have retired: this CTA's
-  //           producer writes its share of B into all of them.  Before filling iteration it
-  //           the producer waits on parity ((it / kStages) & 1) ^ 1: the phase the consumers
-  //           completed when they released iteration it - kStages.  On the first pass that is
-  //           the phase "before" a fresh barrier, which counts as complete, so it does not wait.
-  // Without stream-K, the producer of rank 0 claims each cluster tile for the whole cluster
-  // and hands it to every CTA's producer and consumers in a ring of two slots; `j` counts the
-  // cluster's claims, and claim j lives in slot j % 2, with parity (j / 2) & 1 and its
-  // complement.
-  // tile_full[s]:  1 arrival (this CTA's producer's arrive.expect_tx) + the 4 bytes that
-  //                rank 0's st.async writes into the slot, which count on the barrier as
-  //                TMA bytes do (kCtas = 1, where st.async is not allowed: a plain store
-  //                and 1 arrival, as in v6).
-  // tile_empty[s]: used in rank 0 only: one arrival per consumer warp (by the lane that
-  //                read the slot for the warp) and per producer of every CTA of the cluster
-  //                (kCtas = 1: the consumer warps only).
+  // full[s]:  1 arrival (the producer's arrive.expect_tx) + kTileA + b_bytes of TMA
+  //           bytes per fill.  Iteration it lives in stage it % kStages; consumers wait on
+  //           parity (it / kStages) & 1, the count of that stage's earlier fills, mod 2.
+  //           In a cluster the bytes are this CTA's A and B in kCtas shares, one multicast
+  //           by each CTA of the cluster.
+  // empty[s]: one arrival per consumer warp (4 · kWGs), each once its wgmma reading
+  //           the stage have retired.  Before filling iteration it the producer waits on
+  //           parity ((it / kStages) & 1) ^ 1: the phase the consumers completed when they
+  //           released iteration it - kStages.  On the first pass that is the phase "before"
+  //           a fresh barrier, which counts as complete, so the producer does not wait.
+  //           In a cluster, one per consumer warp of every CTA (4 · kWGs · kCtas):
+  //           this CTA's producer writes its share of B into all of them.
+  // The producer claims each tile and hands it to the consumers in a ring of two slots;
+  // `j` counts this CTA's claims, and claim j lives in slot j % 2, with parity (j / 2) & 1
+  // and its complement as above.
+  // In a cluster, rank 0's producer claims each cluster tile for the whole cluster and hands
+  // it to every CTA's producer and consumers.
+  // With stream-K the pieces come from work_unit() instead: no claims, no hand-over.
+  // tile_full[s]:  1 arrival, the producer's, once it has written the slot.
+  //                In a cluster, this CTA's producer's arrive.expect_tx and the 4 bytes that
+  //                rank 0's st.async writes into the slot, which count on the barrier as TMA
+  //                bytes do (st.async needs a cluster: kCtas = 1 keeps the plain store).
+  // tile_empty[s]: one arrival per consumer warp (4 · kWGs), by the lane that read
+  //                the slot for the warp.
+  //                In a cluster only rank 0's is used, and every CTA's consumer warps and
+  //                producer arrive on it: (4 · kWGs + 1) · kCtas.
   constexpr int kTileReaders = kCtas == 1 ? 4 * kWGs : (4 * kWGs + 1) * kCtas;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -964,13 +969,17 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   if (wg == 0) {
     // Step 3: the producer.  Its warpgroup gives registers back; then one elected thread of
-    // its first warp takes the pieces of work (with stream-K, its unit's from work_unit();
-    // without, the cluster tiles that rank 0 claims and sends to every CTA of the cluster,
-    // until none are left) and fills the ring for every K slice of each, each stage as
-    // soon as the consumers of every CTA in the cluster have released it.  It loads this
-    // CTA's A and its share of B, which lands in every CTA of the cluster.  Rows past m or n
-    // and columns past k are zero-filled by TMA and still count as bytes; so is a whole tile
-    // past m, which the last cluster of an odd tiles_m computes and never stores.
+    // its first warp claims tiles until none are left, hands each to the consumers, and
+    // fills the ring for every K slice of it, each stage as soon as the consumers have
+    // released it.  The next tile is claimed as soon as this one is handed over, so the
+    // atomic's round trip hides behind this tile's loads.  Rows past m or n and columns past
+    // k are zero-filled by TMA and still count as bytes.
+    // In a cluster, rank 0 claims the cluster tiles and sends each to every CTA; each CTA
+    // loads its own A and its share of B, which lands in every CTA, so a stage is free only
+    // once the consumers of every CTA have released it; and a whole tile past m, which the
+    // last cluster of an odd tiles_m computes, is zeros too and never stored.
+    // With stream-K it claims nothing: its pieces of work are its unit's, from work_unit(),
+    // and it fills the ring for the K slices of each.
     setmaxnreg_dec<kProducerRegs>();
     if (threadIdx.x / 32 == 0 && elect_one_sync()) {
       uint32_t it = 0;  // unsigned, as in the consumers (step 5)
@@ -1071,9 +1080,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kStreamK) {
       if (!work_unit(sched, cluster, int(j), &w)) break;
     } else {
-      // Step 6a: the next cluster tile, from rank 0's producer.  Lane 0 of each warp reads
-      // the slot, frees it (in rank 0) and passes the tile to the other lanes with a
-      // shuffle, as in v6.
+      // Step 6a: the next tile, from the producer.  Lane 0 of each warp reads the slot, frees
+      // it and passes the tile to the other lanes with a shuffle: an arrival releases the
+      // arriving thread's own accesses, so the thread that frees the slot is the one that
+      // read it (read by every lane and freed by lane 0 after a __syncwarp, racecheck
+      // reported the slot as a race).
+      // In a cluster rank 0's producer writes the tile into every CTA's slot (st.async),
+      // and lane 0 frees it on rank 0's tile_empty.
       const int slot = j % 2;
       mbarrier_wait(tile_full + 8 * slot, (j / 2) & 1, "tile_full");
       uint32_t claimed = 0;
