@@ -65,7 +65,8 @@ const Shape kShapes[] = {
     // is tested with forced schedules (StreamKV8 below).  Then decode shapes, which v8
     // computes as Cᵀ in narrow tiles: whole 64-row ones (N = 5120, K ≤ 8192), 64-row ones
     // split four ways (N = 2048), 128-row ones split three ways (K = 13824) or whole
-    // (N = 15360), ragged in M, N (odd) and K in the last.
+    // (N = 15360), ragged in M, N (odd) and K in the last; 16 and 32 columns wide for
+    // M ≤ 16 and ≤ 32, with rows past M zeroed in the stage (M = 1, 17, 24) or not (16, 32).
     {"StreamKEveryTileSplit", 896, 4864, 1024},
     {"StreamKAfterAWave", 1280, 6912, 2048},
     {"StreamKRaggedPairs", 900, 4860, 1032},
@@ -75,6 +76,8 @@ const Shape kShapes[] = {
     {"DecodeSplitKIn64RowTiles", 64, 2048, 5120},
     {"DecodeLongKSplitIn128RowTiles", 16, 5120, 13824},
     {"DecodeRaggedM17OddN", 17, 5001, 4104},
+    {"DecodeM24SplitKIn64RowTiles", 24, 2048, 5120},
+    {"DecodeM32In128RowTiles", 32, 15360, 5120},
 };
 
 /// Problems up to this many multiply-adds are also checked against the float64 CPU product.

@@ -467,7 +467,8 @@ TEST(TileOrder, EveryTileVisitedOnceByClustersV7) {
 // for higher units, which are exactly the ones the kernel's loop visits.
 TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
   for (const v8_stream_k::Tiling tiling : {v8_stream_k::Tiling{false, 256}, {true, 64},
-                                           {true, 256}, {true, 64, 64}})
+                                           {true, 256}, {true, 64, 64}, {true, 16},
+                                           {true, 32, 64}})
   for (const int workers : {1, 2, 7, 66, 132}) {
     for (const int tiles : {1, 2, 5, 20, 40, 60, 66, 67, 131, 132, 133, 200, 288, 594, 800,
                             2048}) {
@@ -564,10 +565,11 @@ TEST(StreamK, SmallMTilingRuleV8) {
   const auto tiling = [](int64_t m, int64_t n, int64_t k = 5120) {
     return v8_stream_k::choose_tiling(m, n, k, 132);
   };
-  for (const int64_t m : {1, 16, 32, 64})
+  for (const int64_t m : {1, 8, 9, 16, 17, 32, 33, 64})
     for (const int64_t n : {256, 5120, 27648}) {
       EXPECT_TRUE(tiling(m, n).transposed) << m << " x " << n;
-      EXPECT_EQ(tiling(m, n).bn, 64) << m << " x " << n;
+      EXPECT_EQ(tiling(m, n).bn, m <= 16 ? 16 : m <= 32 ? 32 : 64)
+          << "the narrowest of 16, 32 and 64 columns: " << m << " x " << n;
     }
   EXPECT_TRUE(tiling(100, 5120).transposed) << "20 tiles of C";
   EXPECT_EQ(tiling(128, 15360).bn, 128) << "60 tiles of C";

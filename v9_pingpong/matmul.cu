@@ -536,17 +536,58 @@ __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], uint64_t desc_a,
   else HM_WGMMA_M64N64K16("f16");
 }
 
-/// The wgmma of a tile `N` columns wide (BN, the small-M kernel's 64 or 128, or kPingBN):
-/// one of the four.
+#define HM_WGMMA_M64N32K16(TYPE)                                                            \
+  asm volatile(                                                                             \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"                                          \
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {"                      \
+      "%0, %1, %2, %3, %4, %5, %6, %7, "                                                    \
+      "%8, %9, %10, %11, %12, %13, %14, %15}, "                                             \
+      "%16, %17, p, 1, 1, 0, 0;\n}\n"                                                       \
+      : HM_ACC8(0), HM_ACC8(8)                                                              \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
+
+/// `wgmma.mma_async.sync.aligned.m64n32k16.f32.{bf16,f16}.{bf16,f16}` — the same for a
+/// 32×16 B tile: `d` holds this thread's 16 values of a 64×32 accumulator.
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], uint64_t desc_a,
+                                                uint64_t desc_b, int scale_d) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) HM_WGMMA_M64N32K16("bf16");
+  else HM_WGMMA_M64N32K16("f16");
+}
+
+#define HM_WGMMA_M64N16K16(TYPE)                                                            \
+  asm volatile(                                                                             \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"                                          \
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32." TYPE "." TYPE " {"                      \
+      "%0, %1, %2, %3, %4, %5, %6, %7}, "                                                   \
+      "%8, %9, p, 1, 1, 0, 0;\n}\n"                                                         \
+      : HM_ACC8(0)                                                                          \
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d) : "memory")
+
+/// `wgmma.mma_async.sync.aligned.m64n16k16.f32.{bf16,f16}.{bf16,f16}` — the same for a
+/// 16×16 B tile: `d` holds this thread's 8 values of a 64×16 accumulator.
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], uint64_t desc_a,
+                                                uint64_t desc_b, int scale_d) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) HM_WGMMA_M64N16K16("bf16");
+  else HM_WGMMA_M64N16K16("f16");
+}
+
+/// The wgmma of a tile `N` columns wide (BN, the small-M kernel's 16, 32, 64 or 128, or
+/// kPingBN): one of the six.
 template <typename T, int N>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
                                              uint64_t desc_b, int scale_d) {
   if constexpr (N == 256) wgmma_m64n256k16<T>(d, desc_a, desc_b, scale_d);
   else if constexpr (N == 192) wgmma_m64n192k16<T>(d, desc_a, desc_b, scale_d);
   else if constexpr (N == 128) wgmma_m64n128k16<T>(d, desc_a, desc_b, scale_d);
+  else if constexpr (N == 32) wgmma_m64n32k16<T>(d, desc_a, desc_b, scale_d);
+  else if constexpr (N == 16) wgmma_m64n16k16<T>(d, desc_a, desc_b, scale_d);
   else wgmma_m64n64k16<T>(d, desc_a, desc_b, scale_d);
 }
 
+#undef HM_WGMMA_M64N16K16
+#undef HM_WGMMA_M64N32K16
 #undef HM_WGMMA_M64N64K16
 #undef HM_WGMMA_M64N128K16
 #undef HM_WGMMA_M64N192K16
@@ -586,6 +627,9 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_SMALL_M_64_ROWS
 #define HM_SMALL_M_64_ROWS 1
 #endif
+#ifndef HM_SMALL_M_NARROW
+#define HM_SMALL_M_NARROW 1
+#endif
 #ifndef HM_SMALL_M_RING_KIB
 #define HM_SMALL_M_RING_KIB 192
 #endif
@@ -600,9 +644,10 @@ constexpr int STAGES = HM_STAGES;  ///< K slices in the shared-memory ring
 /// Small M (decode shapes; the rule is choose_tiling()'s): the kernel computes Cᵀ = B·Aᵀ,
 /// so that N, thousands of rows of weights, runs along the BM side of the tiles, each
 /// weight is read from HBM once, and A, a few rows that every CTA reads, stays in L2.  M
-/// runs along the tile's BN side: 64, 128 or 256 columns, the narrowest that holds it.
-/// Its ring takes as many stages as fit in this many bytes (8 of 64 columns, 6 of 128, 4 of
-/// 256): a decode shape is memory-bound, and what keeps HBM busy is bytes in flight.
+/// runs along the tile's BN side: 16, 32, 64, 128 or 256 columns, the narrowest that holds
+/// it.  Its ring takes as many stages as fit in this many bytes (with 128-row tiles 10 of 16
+/// columns, 9 of 32, 8 of 64, 6 of 128, 4 of 256; 19, 16 and 12 with 64-row tiles): a decode
+/// shape is memory-bound, and what keeps HBM busy is bytes in flight.
 constexpr int kSmallMRingBytes = HM_SMALL_M_RING_KIB * 1024;
 /// The small-M kernel stores C through shared memory and TMA too, where C's rows allow it
 /// (n % 8 == 0): stmatrix's transposing stores turn a chunk of its tile of Cᵀ into a box of
@@ -620,6 +665,10 @@ __host__ __device__ constexpr int small_m_b_rows(int bn, int m) {
 /// partial sums to hand over, where 128-row tiles would fill fewer than half of the SMs or
 /// split their K among CTAs.  Off (0), its tiles are always 128 rows.
 constexpr bool kSmallM64Rows = HM_SMALL_M_64_ROWS;
+/// Tiles of Cᵀ 16 or 32 columns wide for M ≤ 16 or 32 (wgmma m64n16k16, m64n32k16): a stage
+/// holds that many rows of the tokens instead of 64, so the ring holds more stages of
+/// weights.  Off (0), the narrowest tile is 64 columns.
+constexpr bool kSmallMNarrow = HM_SMALL_M_NARROW;
 /// The longest K for 64-row tiles up to 128 columns wide (half that at 256): measured, they
 /// win at K = 5120 and lose at 13824 (docs/notes/performance-log.md).
 constexpr int64_t kSmallM64RowsK = 8192;
@@ -1232,8 +1281,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       // (of N) × 64 columns (of M), goes out as a box of C, 64 rows × WM columns, that
       // stmatrix writes transposed, 8 × 8 values at a time.
       const bool leader = threadIdx.x % 128 == 0;
-      // A tile of 64 columns is one chunk, always in buffer 0: wait for the last store.
-      constexpr int kChunks = kBN / kStoreCols;
+      // A tile of 64 columns or fewer is one chunk, always in buffer 0: wait for the last
+      // store.  A narrower one fills the chunk's first kBN rows of C; TMA clips the rest,
+      // which lie past M.
+      constexpr int kChunks = (kBN + kStoreCols - 1) / kStoreCols;
+      constexpr int kChunkCols = kBN < kStoreCols ? kBN : kStoreCols;
       constexpr int kBuffersUsed = kChunks < kStoreBuffers ? kChunks : kStoreBuffers;
 #pragma unroll
       for (int chunk = 0; chunk < kChunks; ++chunk) {
@@ -1249,7 +1301,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           const int c_row = (lane / 16) * 8 + lane % 8;
           const int unit = 2 * warp + (lane / 8) % 2;  // its 16-byte unit before swizzling
 #pragma unroll
-          for (int jj = 0; jj < kStoreCols / 8; jj += 2) {
+          for (int jj = 0; jj < kChunkCols / 8; jj += 2) {
             const int j = chunk * (kStoreCols / 8) + jj;
             const auto v0 = pack_pair<T>(acc[4 * j], acc[4 * j + 1]);
             const auto v1 = pack_pair<T>(acc[4 * j + 2], acc[4 * j + 3]);
@@ -1645,7 +1697,7 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int sms) {
   const int64_t tiles = (m + BM - 1) / BM * ((n + BN - 1) / BN);  // v7's, of C
   Tiling t = {false, BN};
-  if (m <= 64) t = {true, 64};
+  if (m <= 64) t = {true, kSmallMNarrow && m <= 16 ? 16 : kSmallMNarrow && m <= 32 ? 32 : 64};
   else if (m > 128 && m <= BN) t = {true, BN};
   else if (m <= 128 && tiles * 4 < int64_t(sms) * 3) t = {true, 128};
   // 64 rows where N / 64 tiles fit on the SMs at once and K is short: every tile whole.
@@ -1690,6 +1742,8 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
     if (tiling.bm == WM) return small_m(std::integral_constant<int, WM>(), bn);
     return small_m(std::integral_constant<int, BM>(), bn);
   };
+  if (tiling.transposed && tiling.bn == 16) return rows(std::integral_constant<int, 16>());
+  if (tiling.transposed && tiling.bn == 32) return rows(std::integral_constant<int, 32>());
   if (tiling.transposed && tiling.bn == 64) return rows(std::integral_constant<int, 64>());
   if (tiling.transposed && tiling.bn == 128) return rows(std::integral_constant<int, 128>());
   if (tiling.transposed) return rows(std::integral_constant<int, BN>());

@@ -48,6 +48,7 @@ MIN_GAIN = D["HM_STREAM_K_MIN_GAIN"]       # kMinGainPercent
 SLICE_COST = D["HM_STREAM_K_SLICE_COST"]   # kStreamKSliceCost, tenths of a slice
 RING_BYTES = D["HM_SMALL_M_RING_KIB"] * 1024  # kSmallMRingBytes
 SMALL_M_64_ROWS = D["HM_SMALL_M_64_ROWS"]  # kSmallM64Rows
+SMALL_M_NARROW = D["HM_SMALL_M_NARROW"]    # kSmallMNarrow
 SMALL_M_64_ROWS_K = D["kSmallM64RowsK"]
 
 
@@ -148,7 +149,8 @@ def choose_tiling(m, n, k=5120, sms=SMS):
     tiles = -(-m // BM) * -(-n // BN)  # v7's, of C
     transposed, bn = False, BN
     if m <= 64:
-        transposed, bn = True, 64
+        transposed = True
+        bn = 16 if SMALL_M_NARROW and m <= 16 else 32 if SMALL_M_NARROW and m <= 32 else 64
     elif 128 < m <= BN:
         transposed, bn = True, BN
     elif m <= 128 and tiles * 4 < sms * 3:
@@ -188,9 +190,9 @@ def check():
         checked += 1
     assert checked >= 13, "ScheduleRuleV8 not found as expected"
     # StreamK.SmallMTilingRuleV8's cases, as the test has them.
-    for m in (1, 16, 32, 64):
+    for m in (1, 8, 9, 16, 17, 32, 33, 64):
         for n in (256, 5120, 27648):
-            assert choose_tiling(m, n)[:2] == (True, 64)
+            assert choose_tiling(m, n)[:2] == (True, 16 if m <= 16 else 32 if m <= 32 else 64)
     assert choose_tiling(100, 5120)[0] and choose_tiling(128, 15360)[:2] == (True, 128)
     assert not choose_tiling(128, 27648)[0] and not choose_tiling(100, 27648)[0]
     for m in (129, 200, 256):
@@ -202,8 +204,8 @@ def check():
                 (8448, 5120), (8449, 5120), (15360, 5120))] == [64, 64, 128, 64, 128, 128], m
     assert choose_tiling(256, 5120, 4096)[2] == 64 and choose_tiling(256, 5120)[2] == BM
     assert choose_tiling(64, 5120, 5120, 64)[2] == BM and choose_tiling(8192, 5120)[2] == BM
-    assert [stages_for(bn, True) for bn in (64, 128, 256)] == [8, 6, 4]
-    assert [stages_for(bn, True, bm=64) for bn in (64, 128, 256)] == [12, 8, 4]
+    assert [stages_for(bn, True) for bn in (16, 32, 64, 128, 256)] == [10, 9, 8, 6, 4]
+    assert [stages_for(bn, True, bm=64) for bn in (16, 32, 64, 128, 256)] == [19, 16, 12, 8, 4]
     # What the chapter says of the benchmark's waves family (bench/bench.cpp) and 8192³:
     # whole tiles, on the kernel built without stream-K.
     for m, n, k in ((1024, 34048, 4096), (2304, 8448, 8192), (1536, 1536, 1536),
