@@ -35,6 +35,8 @@ struct TimingOptions {
   /// If not null, the host's time in each timed launch call, in milliseconds, is appended
   /// (the launcher's work: tensor maps, checks, the launch itself; not the kernel's).
   std::vector<double>* host_ms = nullptr;
+  /// If not null, counts the launches made again because their call outlasted the hold.
+  int* retries = nullptr;
   /// One event pair around all `reps` launches, with no event between them, and one sample,
   /// their mean: the throughput of launches back to back, as a program's stream of layers
   /// runs them, where a launch may overlap the one before (programmatic dependent launch).
@@ -44,8 +46,8 @@ struct TimingOptions {
 /// Runs `launch` `warmup` times untimed, then `reps` times, each between two events on
 /// `stream`; appends the `reps` times in milliseconds to `samples_ms` (with `batch`, one
 /// sample: the mean of the `reps` launches between one pair of events).  With a hold, a launch
-/// whose call took the host longer than the hold is made again (three tries, then an error):
-/// its time would include the host's.
+/// whose call took the host longer than the hold is made again with a hold four times as long
+/// (four tries, then an error): its time would include the host's.
 Status time_launches(const LaunchFn& launch, int warmup, int reps, cudaStream_t stream,
                      std::vector<double>* samples_ms, const TimingOptions& options = {});
 

@@ -403,9 +403,10 @@ TEST(StreamKV8, WorkspaceErrorsAreClearAndACallersWorkspaceWorks) {
 // The benchmark's protocol (common/timing.h).  A launch timed alone on an idle stream: the
 // GPU stamps the start event at once and then waits for the host's launch call, so the call
 // is in the time.  With the stream held through the call, the time is the GPU's alone; and a
-// call that outlasts the hold is refused, not timed.  Batched, launches back to back between
-// one pair of events give one sample, their mean.  The "launch" here spins on the host for
-// 300 us and then enqueues a 4-byte memset.
+// call that outlasts the hold is made again with a hold four times as long, four tries, and
+// then refused, never timed.  Batched, launches back to back between one pair of events give
+// one sample, their mean.  The "launch" here spins on the host for 300 us and then enqueues
+// a 4-byte memset.
 TEST(Timing, AHeldStreamTimesTheGpuAndNotTheHostsLaunchCall) {
   SKIP_WITHOUT_SM90();
   cudaStream_t stream = nullptr;
@@ -438,10 +439,22 @@ TEST(Timing, AHeldStreamTimesTheGpuAndNotTheHostsLaunchCall) {
   ASSERT_EQ(batch.size(), 1u);
   EXPECT_GE(batch[0], 0.25) << "ms: each launch waited for its 300 us call";
   std::vector<double> refused;
-  const hm::Status s = hm::time_launches(slow_call, 0, 1, stream, &refused, {.hold_us = 100});
+  int retries = 0;  // holds of 1, 4, 16 and 64 us: all shorter than the call
+  const hm::Status s =
+      hm::time_launches(slow_call, 0, 1, stream, &refused, {.hold_us = 1, .retries = &retries});
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("longer than the 100 us"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("took the host longer than the stream was held"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(retries, 4);
   EXPECT_TRUE(refused.empty());
+  retries = 0;  // 100 us, then 400: the second covers the call
+  std::vector<double> retried;
+  ASSERT_OK(hm::time_launches(slow_call, 0, 1, stream, &retried,
+                              {.hold_us = 100, .retries = &retries}));
+  EXPECT_EQ(retries, 1);
+  ASSERT_EQ(retried.size(), 1u);
+  EXPECT_LT(retried[0], 0.1) << "ms: the retried launch is timed by the GPU alone";
   ASSERT_CUDA(cudaStreamSynchronize(stream));
 }
 
