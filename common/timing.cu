@@ -40,15 +40,18 @@ Status time_launches(const LaunchFn& launch, int warmup, int reps, cudaStream_t 
   const auto ms_between = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
   };
+  // Holds the stream for `us` microseconds (0: not at all).
+  const auto hold = [stream](int us) {
+    if (us == 0) return Status();
+    hold_kernel<<<1, 1, 0, stream>>>(uint64_t(us) * 1000);
+    return cuda_status(cudaGetLastError(), "hold_kernel", __FILE__, __LINE__);
+  };
   for (int i = 0; i < warmup; ++i) HM_TRY(launch(i));
   if (options.batch) {
     EventPair batch;
     HM_CUDA_TRY(cudaEventCreate(&batch.start));
     HM_CUDA_TRY(cudaEventCreate(&batch.stop));
-    if (options.hold_us > 0) {
-      hold_kernel<<<1, 1, 0, stream>>>(uint64_t(options.hold_us) * 1000);
-      HM_CUDA_TRY(cudaGetLastError());
-    }
+    HM_TRY(hold(options.hold_us));
     HM_CUDA_TRY(cudaEventRecord(batch.start, stream));
     for (int i = 0; i < reps; ++i) {
       const Clock::time_point call = Clock::now();
@@ -73,10 +76,7 @@ Status time_launches(const LaunchFn& launch, int warmup, int reps, cudaStream_t 
     int hold_us = options.hold_us;
     for (int attempt = 0;; ++attempt) {
       const Clock::time_point held = Clock::now();
-      if (hold_us > 0) {
-        hold_kernel<<<1, 1, 0, stream>>>(uint64_t(hold_us) * 1000);
-        HM_CUDA_TRY(cudaGetLastError());
-      }
+      HM_TRY(hold(hold_us));
       HM_CUDA_TRY(cudaEventRecord(events[i].start, stream));
       const Clock::time_point call = Clock::now();
       HM_TRY(launch(warmup + i));

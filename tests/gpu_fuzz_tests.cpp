@@ -1169,12 +1169,9 @@ TEST(GraphCaptureFirstLaunch, IsAClearErrorAndTheSameLaunchWorksAfterTheCapture)
     SCOPED_TRACE(name);
     const hm::Version* v = hm::find_version(name);
     ASSERT_NE(v, nullptr);
-    cudaStream_t stream = nullptr;
-    ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    const struct Owner {
-      cudaStream_t s;
-      ~Owner() { cudaStreamDestroy(s); }
-    } owner{stream};
+    OwnedStream owned;
+    ASSERT_OK(owned.create());
+    const cudaStream_t stream = owned.stream;
     const LaunchFn launch = [&](cudaStream_t s) {
       return v->launch(p, in.a.get(), in.b.get(), c.get(), s);
     };
@@ -1251,12 +1248,9 @@ class BesideAnotherKernel : public testing::TestWithParam<hm::Version> {};
 TEST_P(BesideAnotherKernel, EveryResultIsBitwiseTheIdleGpusWhileAnotherKernelHoldsSms) {
   SKIP_WITHOUT_SM90();
   const hm::Version& version = GetParam();
-  cudaStream_t stream = nullptr;
-  ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct Destroy {
-    cudaStream_t s;
-    ~Destroy() { cudaStreamDestroy(s); }
-  } destroy{stream};
+  OwnedStream owned;
+  ASSERT_OK(owned.create());
+  const cudaStream_t stream = owned.stream;
   hm::BusySms busy;
   for (const int held : {12, 66}) {
     for (const hm::Problem& p : kSharingShapes) {

@@ -30,6 +30,21 @@ inline std::vector<uint16_t> to_host(const void* device, int64_t count) {
   return host;
 }
 
+/// A non-blocking stream of the test's own, destroyed with the scope.
+struct OwnedStream {
+  cudaStream_t stream = nullptr;
+  OwnedStream() = default;
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+  ~OwnedStream() {
+    if (stream) cudaStreamDestroy(stream);
+  }
+  hm::Status create() {
+    return hm::cuda_status(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                           "cudaStreamCreateWithFlags", __FILE__, __LINE__);
+  }
+};
+
 /// Device operands for one problem, filled with fresh random data.
 struct Operands {
   hm::DeviceBuffer a, b;

@@ -409,12 +409,9 @@ TEST(StreamKV8, WorkspaceErrorsAreClearAndACallersWorkspaceWorks) {
 // a 4-byte memset.
 TEST(Timing, AHeldStreamTimesTheGpuAndNotTheHostsLaunchCall) {
   SKIP_WITHOUT_SM90();
-  cudaStream_t stream = nullptr;
-  ASSERT_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  struct Destroy {
-    cudaStream_t s;
-    ~Destroy() { cudaStreamDestroy(s); }
-  } destroy{stream};
+  OwnedStream owned;
+  ASSERT_OK(owned.create());
+  const cudaStream_t stream = owned.stream;
   hm::DeviceBuffer word;
   ASSERT_OK(word.allocate(4));
   const hm::LaunchFn slow_call = [&](int) {
