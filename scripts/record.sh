@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Records a measurement on a GPU machine, whole or in parts (for a limit on one call's time):
-#   scripts/record.sh [--part ladder|bench|sms|build|all] [--no-build] [--families LIST] [OUTDIR]
+#   scripts/record.sh [--part ladder|bench|sms|build|all] [--no-build] [--families LIST]
+#                     [--impls LIST] [OUTDIR]
 # (default: all, into results/h200).  Every part first builds the release tree (nothing to do
 # when it is up to date; --no-build skips that and uses the binaries already there), so each
 # part runs alone:
@@ -21,12 +22,22 @@
 #           holding 12 or 66 SMs, and the table the v4 chapter shows (table.json);
 #   build   the build alone;
 #   all     ladder, then bench, then sms.
-# --families "square transformer ragged" (bench only) records those benchmark families alone
+# --families "square transformer" (bench only) records those benchmark families alone
 # and merges them into OUTDIR/bench.json where that holds the same commit's others
-# (scripts/bench_merge.py; otherwise bench.json becomes this part): the whole suite takes
-# ~14 minutes on the H200, more than one 10-minute device call, and two parts, "square
-# transformer ragged" then "decode waves shortk", ~7 each.  The plots are drawn once
-# bench.json holds every family.  HM_BENCH_ARGS adds flags to hm_bench.
+# (scripts/bench_merge.py; otherwise bench.json becomes this part), and --impls "cublas
+# v8_stream_k ..." (bench only) those implementations alone.  The stream is held through
+# every launch call (bench/bench.cpp), so a benchmark of a kernel of tens of microseconds
+# makes thousands of held launches: on the H200 the square, transformer and ragged families
+# of every version took more than 9.5 minutes (687 of their 704 benchmarks in 570 s), and the
+# decode family ~1.2 s per benchmark, ~11 minutes for every version.  A 10-minute device call
+# holds one of these parts, or the last two (times estimated from that recording's, whose
+# parts were cut otherwise):
+#   --families "square transformer"                                          (~8 minutes)
+#   --families ragged                                                        (~2 minutes)
+#   --families "decode waves shortk" --impls "cublas v7_multicast v8_stream_k v9_pingpong"
+#                                                                            (~5 minutes)
+# so the decode, waves and short-K families are recorded for the rungs they are about.  The plots
+# are drawn once bench.json holds every family.  HM_BENCH_ARGS adds flags to hm_bench.
 #
 # The commit the results name (hm::build_commit(), set when CMake configures): HM_GIT_COMMIT
 # if set, else git's answer, else the .commit file beside the sources.  A copy of the tree
@@ -40,6 +51,7 @@ usage() {
 part=all
 build=1
 families=
+impls=
 out=
 while [ $# -gt 0 ]; do
   case $1 in
@@ -47,6 +59,7 @@ while [ $# -gt 0 ]; do
     --part=*) part=${1#--part=}; shift ;;
     --no-build) build=0; shift ;;
     --families) [ $# -ge 2 ] || usage; families=$2; shift 2 ;;
+    --impls) [ $# -ge 2 ] || usage; impls=$2; shift 2 ;;
     -h | --help) usage ;;
     -*) echo "record.sh: unknown option $1" >&2; usage ;;
     *) [ -z "$out" ] || usage; out=$1; shift ;;
@@ -56,8 +69,8 @@ case $part in
   ladder | bench | sms | build | all) ;;
   *) echo "record.sh: --part must be ladder, bench, sms, build or all, not '$part'" >&2; usage ;;
 esac
-if [ -n "$families" ] && [ "$part" != bench ]; then
-  echo "record.sh: --families is for --part bench" >&2
+if { [ -n "$families" ] || [ -n "$impls" ]; } && [ "$part" != bench ]; then
+  echo "record.sh: --families and --impls are for --part bench" >&2
   usage
 fi
 out=${out:-results/h200}
@@ -118,7 +131,7 @@ record_ladder() {
 }
 
 record_bench() {
-  local target="$out/bench.json" filter=() all family
+  local target="$out/bench.json" filter=() all family impl
   all=$(build/release/hm_bench --benchmark_list_tests | awk -F/ '{print $4}' | LC_ALL=C sort -u |
         paste -sd' ')
   for family in $families; do
@@ -127,14 +140,24 @@ record_bench() {
       *) echo "record.sh: no benchmark family '$family' (hm_bench has: $all)" >&2; exit 2 ;;
     esac
   done
-  if [ -n "$families" ]; then
+  local names
+  names=$(build/release/hm_bench --benchmark_list_tests | awk -F/ '{print $2}' | LC_ALL=C sort -u |
+          paste -sd' ')
+  for impl in $impls; do
+    case " $names " in
+      *" $impl "*) ;;
+      *) echo "record.sh: no implementation '$impl' (hm_bench has: $names)" >&2; exit 2 ;;
+    esac
+  done
+  if [ -n "$families" ] || [ -n "$impls" ]; then
+    local f=${families:-$all} i=${impls:-$names}
     target="$out/bench.part.json"
-    filter=("--benchmark_filter=^matmul/[^/]+/[a-z0-9]+/(${families// /|})/")
+    filter=("--benchmark_filter=^matmul/(${i// /|})/[a-z0-9]+/(${f// /|})/")
   fi
   # shellcheck disable=SC2086
   build/release/hm_bench --benchmark_out="$target" --benchmark_out_format=json "${filter[@]}" \
     ${HM_BENCH_ARGS:-} | grep -E "^matmul/(cublas|v[0-9]+_[a-z_]+)/bf16/square/8192x8192x8192" || true
-  if [ -n "$families" ]; then
+  if [ -n "$families" ] || [ -n "$impls" ]; then
     python3 scripts/bench_merge.py "$out/bench.json" "$target"
     rm -f "$target"
     local held

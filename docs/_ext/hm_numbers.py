@@ -5,10 +5,10 @@ renders one number; a missing result fails the build.
     :hm-ratio:`IMPL DTYPE SHAPE PROTOCOL`        IMPL's ratio to cuBLAS            1.038
     :hm-vs:`IMPL BASE DTYPE SHAPE PROTOCOL`      IMPL's time ratio over BASE's       1.050
     :hm-gain:`IMPL BASE DTYPE SHAPE PROTOCOL`    the same as a signed percentage     +5.0%
-    :hm-geomean:`IMPL DTYPE FAMILY [BASE] [alt|altpart]`
+    :hm-geomean:`IMPL DTYPE FAMILY [BASE]`
                                                  geometric mean over a benchmark family
                                                  of the ratio to cuBLAS (or to BASE) 1.032
-    :hm-range:`IMPL DTYPE FAMILY [BASE] [alt|altpart]`
+    :hm-range:`IMPL DTYPE FAMILY [BASE]`
                                                  the lowest and highest of those     0.957–1.018
     :hm-tflops:`IMPL DTYPE SHAPE`                TFLOPS in the benchmark             687
     :hm-hbm:`IMPL DTYPE SHAPE PROTOCOL`          IMPL's HBM TB/s over the read
@@ -19,10 +19,7 @@ renders one number; a missing result fails the build.
     :hm-commit:`PROTOCOL`                        the commit the run was recorded at  bc9773f
 
 SHAPE is MxNxK, or FAMILY/MxNxK where a shape is in two benchmark families.  PROTOCOL is
-``alt`` (alternating: the benchmark, results/h200/bench.json), ``altpart`` (the benchmark's
-decode and waves families recorded alone at a later commit, bench_decode_waves.json, until
-bench.json is recorded again whole: scripts/bench_merge.py never mixes two commits in one
-file), ``sust`` (sustained: the
+``alt`` (alternating: the benchmark, results/h200/bench.json), ``sust`` (sustained: the
 8192³ ladder, ladder_DTYPE.json), ``sweep`` (the sustained sweep, sweep_bf16.json),
 ``decode`` (the sustained sweep of the decode and waves shapes, sweep_decode_DTYPE.json) or
 ``shortk`` (the sustained sweep of the short-K family, sweep_shortk_DTYPE.json).
@@ -67,14 +64,13 @@ class NumberError(Exception):
 def _path(app, protocol, dtype):
     results = os.path.dirname(app.config.hm_results)
     path = {"alt": app.config.hm_results,
-            "altpart": os.path.join(results, "bench_decode_waves.json"),
             "sust": os.path.join(results, f"ladder_{dtype}.json"),
             "sweep": os.path.join(results, f"sweep_{dtype}.json"),
             "decode": os.path.join(results, f"sweep_decode_{dtype}.json"),
             "shortk": os.path.join(results, f"sweep_shortk_{dtype}.json")}.get(protocol)
     if path is None:
-        raise NumberError(f"protocol '{protocol}' is not alt, altpart, sust, sweep, decode "
-                          "or shortk")
+        raise NumberError(f"protocol '{protocol}' is not alt, sust, sweep, decode or "
+                          "shortk")
     return path
 
 
@@ -130,11 +126,9 @@ def gain(app, text):
 
 def _family(app, text):
     """The ratios over a benchmark family, to cuBLAS or to BASE, shape by shape, in the
-    benchmark (``alt``, the default) or its later part (``altpart``)."""
-    args = _args(text, [3, 4, 5])
-    protocol = args.pop() if args[-1] in ("alt", "altpart") else "alt"
-    if len(args) not in (3, 4):
-        raise NumberError(f"expected IMPL DTYPE FAMILY [BASE] [alt|altpart], got '{text}'")
+    benchmark."""
+    args = _args(text, [3, 4])
+    protocol = "alt"
     impl, dtype, family = args[:3]
     rows, _ = _rows(app, protocol, dtype)
     mine = {(r["m"], r["n"], r["k"]): r["ratio"] for r in rows
@@ -191,7 +185,7 @@ def hbm(app, text):
 
 def decode_rows(rows, dtype, protocol):
     """The decode shapes' rows: the benchmark's decode family, or a sweep's shapes of M ≤ 256."""
-    if protocol in ("alt", "altpart"):
+    if protocol == "alt":
         return [r for r in rows if r["dtype"] == dtype and r["family"] == "decode"]
     return [r for r in rows if r["dtype"] == dtype and r["m"] <= 256]
 
@@ -276,7 +270,7 @@ class HbmTableDirective(Directive):
         except NumberError as e:
             raise self.error(f"hm-hbm-table: {e}")
         name = os.path.basename(_path(app, protocol, dtype))
-        how = ("alternating, launch by launch" if protocol in ("alt", "altpart")
+        how = ("alternating, launch by launch" if protocol == "alt"
                else "sustained")
         out += ["", f"*{dtype}, {how}:* ``results/h200/{name}``, commit "
                 f"{env.get('commit', '?')}.  *The ratio to cuBLAS, and in brackets the fewest "
