@@ -18,10 +18,16 @@ def hbm_read(value):
         return None
 
 
+def _us(ms):
+    return None if ms is None else 1e3 * ms
+
+
 def load(path):
-    """Rows {impl, technique, dtype, family, m, n, k, tflops, ratio, hbm_tbps, passed} from
-    either format (hbm_tbps: the fewest bytes over the median time, None in older recordings;
-    passed: a sweep's or ladder's check of the result, None in the benchmark's rows), and
+    """Rows {impl, technique, dtype, family, m, n, k, tflops, ratio, hbm_tbps, us, host_us,
+    passed} from either format (hbm_tbps: the fewest bytes over the median time, None in older
+    recordings; us: the median time in µs; host_us: the median of the host's launch calls in
+    µs, None in older recordings; passed: a sweep's or ladder's check of the result, None in
+    the benchmark's rows), and
     the environment, with hbm_read_tbps (the read bandwidth measured in the same process, or
     None)."""
     with open(path) as f:
@@ -42,6 +48,7 @@ def load(path):
                              family=m.group(3), m=int(m.group(4)), n=int(m.group(5)),
                              k=int(m.group(6)), tflops=b["TFLOPS"],
                              ratio=b["ratio_to_cublas"], hbm_tbps=b.get("hbm_TBps"),
+                             us=_us(b.get("median_ms")), host_us=b.get("host_us"),
                              passed=None))
     else:  # hopper-matmul ladder / run / sweep
         env = dict(data.get("environment", {}), protocol=data.get("protocol", {}),
@@ -54,7 +61,8 @@ def load(path):
                     rows.append(dict(impl=r["name"], technique=r["technique"], dtype=p["dtype"],
                                      family=family, m=p["m"], n=p["n"], k=p["k"],
                                      tflops=r["tflops"], ratio=r["ratio_to_cublas"],
-                                     hbm_tbps=r.get("hbm_tbps"), passed=r.get("pass")))
+                                     hbm_tbps=r.get("hbm_tbps"), us=_us(r.get("median_ms")),
+                                     host_us=r.get("host_us"), passed=r.get("pass")))
     return rows, env
 
 

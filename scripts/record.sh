@@ -36,8 +36,8 @@
 #   --families ragged                                                        (~2 minutes)
 #   --families "decode waves shortk" --impls "cublas v7_multicast v8_stream_k v9_pingpong"
 #                                                                            (~5 minutes)
-# so the decode, waves and short-K families are recorded for the rungs they are about.  The plots
-# are drawn once bench.json holds every family.  HM_BENCH_ARGS adds flags to hm_bench.
+# so the decode, waves and short-K families are recorded for the rungs they are about.  The
+# plots are drawn once bench.json holds every family.  HM_BENCH_ARGS adds flags to hm_bench.
 #
 # The commit the results name (hm::build_commit(), set when CMake configures): HM_GIT_COMMIT
 # if set, else git's answer, else the .commit file beside the sources.  A copy of the tree

@@ -17,6 +17,9 @@ renders one number; a missing result fails the build.
                                                  the decode shapes with M ≤ MAX_M    41–78%
     :hm-read:`DTYPE PROTOCOL`                    that read bandwidth, TB/s           4.52
     :hm-commit:`PROTOCOL`                        the commit the run was recorded at  bc9773f
+    :hm-us:`IMPL DTYPE SHAPE PROTOCOL`           IMPL's median time, µs              18.4
+    :hm-host-us:`IMPL DTYPE FAMILY`              the median over a benchmark family
+                                                 of IMPL's host launch call, µs      7.0
 
 SHAPE is MxNxK, or FAMILY/MxNxK where a shape is in two benchmark families.  PROTOCOL is
 ``alt`` (alternating: the benchmark, results/h200/bench.json), ``sust`` (sustained: the
@@ -211,6 +214,26 @@ def read_role(app, text):
     return f"{_read_bandwidth(app, dtype, protocol):.2f}"
 
 
+def us(app, text):
+    impl, dtype, shape, protocol = _args(text, [4])
+    row = _row(app, impl, dtype, shape, protocol)
+    if row.get("us") is None:
+        raise NumberError(f"the {protocol} result for {impl} {dtype} {shape} records no time")
+    return f"{row['us']:.1f}"
+
+
+def host_us(app, text):
+    impl, dtype, family = _args(text, [3])
+    rows, _ = _rows(app, "alt", dtype)
+    calls = sorted(r["host_us"] for r in rows if r["impl"] == impl and r["dtype"] == dtype
+                   and r["family"] == family and r.get("host_us") is not None)
+    if not calls:
+        raise NumberError(f"no host call times for {impl} {dtype} {family}")
+    mid = len(calls) // 2
+    median = calls[mid] if len(calls) % 2 else (calls[mid - 1] + calls[mid]) / 2
+    return f"{median:.1f}"
+
+
 def commit(app, text):
     (protocol,) = _args(text, [1])
     _, env = _rows(app, protocol, "bf16")
@@ -329,7 +352,7 @@ def setup(app):
     for name, fn in (("hm-ratio", ratio), ("hm-vs", vs), ("hm-gain", gain),
                      ("hm-geomean", geomean_role), ("hm-range", range_role), ("hm-tflops", tflops),
                      ("hm-hbm", hbm), ("hm-hbm-range", hbm_range), ("hm-read", read_role),
-                     ("hm-commit", commit)):
+                     ("hm-commit", commit), ("hm-us", us), ("hm-host-us", host_us)):
         app.add_role(name, _role(fn))
     app.add_directive("hm-hbm-table", HbmTableDirective)
     app.add_directive("hm-sms-table", SmsTableDirective)
