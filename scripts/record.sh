@@ -130,25 +130,31 @@ record_ladder() {
   done
 }
 
+# The distinct values of field FIELD of hm_bench's benchmark names (2: implementations,
+# 4: families), space-separated; then each of WANTED must be one of them, or record.sh stops.
+listed() {
+  build/release/hm_bench --benchmark_list_tests | awk -F/ -v f="$1" '{print $f}' |
+    LC_ALL=C sort -u | paste -sd' '
+}
+check_listed() {  # check_listed WHAT "KNOWN" WANTED...
+  local what=$1 known=$2 x
+  shift 2
+  for x in "$@"; do
+    case " $known " in
+      *" $x "*) ;;
+      *) echo "record.sh: no $what '$x' (hm_bench has: $known)" >&2; exit 2 ;;
+    esac
+  done
+}
+
 record_bench() {
-  local target="$out/bench.json" filter=() all family impl
-  all=$(build/release/hm_bench --benchmark_list_tests | awk -F/ '{print $4}' | LC_ALL=C sort -u |
-        paste -sd' ')
-  for family in $families; do
-    case " $all " in
-      *" $family "*) ;;
-      *) echo "record.sh: no benchmark family '$family' (hm_bench has: $all)" >&2; exit 2 ;;
-    esac
-  done
-  local names
-  names=$(build/release/hm_bench --benchmark_list_tests | awk -F/ '{print $2}' | LC_ALL=C sort -u |
-          paste -sd' ')
-  for impl in $impls; do
-    case " $names " in
-      *" $impl "*) ;;
-      *) echo "record.sh: no implementation '$impl' (hm_bench has: $names)" >&2; exit 2 ;;
-    esac
-  done
+  local target="$out/bench.json" filter=() all names
+  all=$(listed 4)
+  names=$(listed 2)
+  # shellcheck disable=SC2086
+  check_listed "benchmark family" "$all" $families
+  # shellcheck disable=SC2086
+  check_listed implementation "$names" $impls
   if [ -n "$families" ] || [ -n "$impls" ]; then
     local f=${families:-$all} i=${impls:-$names}
     target="$out/bench.part.json"
