@@ -65,9 +65,9 @@ struct WorkUnit {
 /// How matmul() lays a problem on the kernel's tiles: as it is, in 128 × 256 tiles of C
 /// (v7's), or transposed, the kernel computing Cᵀ = B·Aᵀ in `bm` × `bn` tiles, N along the
 /// 128 (or 64) rows and M along `bn` = 16, 32, 64, 128 or 256 columns, the narrowest that
-/// holds M.
-/// Then each row of B, the weights, is read from HBM once, and A, a few rows, stays in L2 for
-/// every CTA that reads it, where a few rows of A would leave most of a 128-row tile idle.
+/// holds M.  Then each row of B, the weights, is read from HBM once, and A, a few rows, stays
+/// in L2 for every CTA that reads it, where a few rows of A would leave most of a 128-row
+/// tile idle.
 struct Tiling {
   bool transposed;  ///< the kernel computes Cᵀ = B·Aᵀ
   int bn;           ///< columns of the kernel's tile: 16, 32, 64, 128 or 256

@@ -47,6 +47,7 @@ And one directive:
 """
 import json
 import os
+import statistics
 import sys
 
 from docutils import nodes
@@ -225,13 +226,11 @@ def us(app, text):
 def host_us(app, text):
     impl, dtype, family = _args(text, [3])
     rows, _ = _rows(app, "alt", dtype)
-    calls = sorted(r["host_us"] for r in rows if r["impl"] == impl and r["dtype"] == dtype
-                   and r["family"] == family and r.get("host_us") is not None)
+    calls = [r["host_us"] for r in rows if r["impl"] == impl and r["dtype"] == dtype
+             and r["family"] == family and r.get("host_us") is not None]
     if not calls:
         raise NumberError(f"no host call times for {impl} {dtype} {family}")
-    mid = len(calls) // 2
-    median = calls[mid] if len(calls) % 2 else (calls[mid - 1] + calls[mid]) / 2
-    return f"{median:.1f}"
+    return f"{statistics.median(calls):.1f}"
 
 
 def commit(app, text):
