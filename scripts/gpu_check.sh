@@ -56,7 +56,8 @@ if [ -x build/debug/hopper-matmul ]; then
   versions=${HM_CHECK_VERSIONS:-$(build/debug/hopper-matmul list | awk 'NR > 1 {print $1}')}
   # 200 × 264 takes the TMA-store epilogue of v6+, 200 × 263 (rows not 16 bytes apart) the
   # register stores and, in v7+, the clusters; 64 × 264 × 1032 is small M, which v8 computes
-  # as Cᵀ with its tiles split among stream-K units (17 K slices).  From the fuzz's edges:
+  # as Cᵀ with its tiles split among stream-K units (17 K slices), and 64 × 1024 × 4096 too,
+  # in pieces of 8 slices that two consumers split, 4 each, and add up.  From the fuzz's edges:
   # 1000 × 12296 × 520 is 392 tiles of 128 × 256, about three per CTA of the persistent
   # versions (whole tiles in v8 too), the last column of tiles 8 wide, 9 K slices; and
   # 129 × 257 × 72 has partial tiles in M, N and K (v8: Cᵀ in three 128 × 256 tiles, its
@@ -67,7 +68,8 @@ if [ -x build/debug/hopper-matmul ]; then
   # unchecked, with or without our kernels in the process (the performance log, "racecheck's
   # internal error"); checked against the CPU product instead, every version runs clean.
   for v in $versions; do
-    for shape in 200x264x136 200x263x136 64x264x1032 1000x12296x520 129x257x72; do
+    for shape in 200x264x136 200x263x136 64x264x1032 64x1024x4096 1000x12296x520 \
+        129x257x72; do
       IFS=x read -r m n k <<<"$shape"
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool: $v, $shape" >>"$out/sanitizer.log"

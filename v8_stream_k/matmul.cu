@@ -240,6 +240,23 @@ __device__ __forceinline__ void st_shared_v4_zero(uint32_t addr) {
   asm volatile("st.shared.v4.b32 [%0], {%1, %1, %1, %1};" ::"r"(addr), "r"(0) : "memory");
 }
 
+/// `st.shared.v4.f32` — stores four floats, 16 bytes, to shared memory.
+__device__ __forceinline__ void st_shared_v4_f32(uint32_t addr, float4 v) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(v.x), "f"(v.y),
+               "f"(v.z), "f"(v.w)
+               : "memory");
+}
+
+/// `ld.shared.v4.f32` — loads four floats, 16 bytes, from shared memory.
+__device__ __forceinline__ float4 ld_shared_v4_f32(uint32_t addr) {
+  float4 v;
+  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+
 /// `ld.shared.b32` — one 32-bit load from shared memory.
 __device__ __forceinline__ uint32_t ld_shared_b32(uint32_t addr) {
   uint32_t value;
@@ -588,6 +605,9 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_SMALL_M_64_ROWS
 #define HM_SMALL_M_64_ROWS 1
 #endif
+#ifndef HM_SMALL_M_SPLIT
+#define HM_SMALL_M_SPLIT 1
+#endif
 #ifndef HM_SMALL_M_NARROW
 #define HM_SMALL_M_NARROW 1
 #endif
@@ -633,6 +653,13 @@ constexpr bool kSmallMNarrow = HM_SMALL_M_NARROW;
 /// The longest K for 64-row tiles up to 128 columns wide (half that at 256): measured, they
 /// win at K = 5120 and lose at 13824 (docs/notes/performance-log.md).
 constexpr int64_t kSmallM64RowsK = 8192;
+/// A 64-row tile of Cᵀ up to 64 columns wide, with TMA stores, gets two consumer warpgroups
+/// that take its K slices in turn, even and odd, and the producer fills their two stages
+/// together; at the end consumer 1 hands its sums to consumer 0 through the store buffers.
+/// One consumer issues a slice only once the slice before it has retired; two keep two in
+/// flight, as cuBLAS's 384-thread kernels for these shapes do (the performance log: 2–10%
+/// faster at M ≤ 64, N = K = 5120, sustained).  Off (0), one consumer per 64-row tile.
+constexpr bool kSmallMSplit = HM_SMALL_M_SPLIT;
 
 constexpr int kConsumers = 2;                    ///< consumer warpgroups, 64 rows each
 constexpr int kThreads = 128 * (1 + kConsumers);  ///< warpgroup 0 produces, 1…kConsumers consume
@@ -654,6 +681,20 @@ constexpr int kStoreBytes = WM * kStoreCols * 2;  ///< one buffer, one TMA store
 /// per K slice, and each consumer has its own for the epilogue.
 constexpr int kBarConsumers = 1;
 constexpr int kBarEpilogue = 2;  ///< + consumer index
+constexpr int kBarHandOver = 4;  ///< the split consumers' hand-over of sums (step 10)
+/// Whether the kernel of a `bm` × `bn` tile splits each tile's K slices between two
+/// consumers (kSmallMSplit): consumer 1's sums, 128 threads × bn / 2 floats, must fit in
+/// consumer 0's store buffers.
+__host__ __device__ constexpr bool split_consumers(int bm, int bn, bool transposed,
+                                                   bool tma_store) {
+  return kSmallMSplit && transposed && tma_store && bm == WM && bn <= 64;
+}
+/// The consumer warpgroups of the kernel of a `bm` × `bn` tile: one per WM rows, or two.
+__host__ __device__ constexpr int consumer_groups(int bm, int bn, bool transposed,
+                                                  bool tma_store) {
+  return split_consumers(bm, bn, transposed, tma_store) ? 2 : bm / WM;
+}
+static_assert(kStoreBuffers * kStoreBytes >= 128 * 64 / 2 * 4, "room for the split's sums");
 
 constexpr int kTileABytes = BM * BK * 2;  ///< one stage of A, bytes: one TMA box [BM][64]
 /// The stages of the ring of a kernel whose tile is `bm` × `bn`.
@@ -890,6 +931,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                   float4* __restrict__ partials, uint32_t* __restrict__ counter) {
   constexpr int kStages = stages_for(kBM, kBN, kTransposed);  // K slices in the ring
   constexpr int kWGs = kBM / WM;  // consumer warpgroups: kConsumers, or 1 for 64-row tiles
+  constexpr bool kSplit = split_consumers(kBM, kBN, kTransposed, kTmaStore);
+  constexpr int kGroups = consumer_groups(kBM, kBN, kTransposed, kTmaStore);  // launched
   constexpr int kTileA = kBM * BK * 2;  // one stage of A, bytes: a TMA box [kBM][64]
   constexpr int kTileBBytes = kBN * BK * 2;  // one stage of B, bytes: a TMA box per CTA
   constexpr int kShareB = kBN / kCtas;  // rows of B one CTA loads for its whole cluster
@@ -941,7 +984,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   //                the slot for the warp.
   //                In a cluster only rank 0's is used, and every CTA's consumer warps and
   //                producer arrive on it: (4 · kWGs + 1) · kCtas.
-  constexpr int kTileReaders = kCtas == 1 ? 4 * kWGs : (4 * kWGs + 1) * kCtas;
+  constexpr int kTileReaders = kCtas == 1 ? 4 * kGroups : (4 * kWGs + 1) * kCtas;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full + 8 * s, 1);
@@ -1024,6 +1067,11 @@ __global__ void __launch_bounds__(kThreads, 1)
             cluster_tile_coord(w.tile, rank, tiles_m, tiles_n, GROUP_M, kCtas);
         for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
           const int s = it % kStages;
+          // Split consumers take the slices in pairs: wait for the pair's second stage too,
+          // so that both fill together and both consumers start at once.
+          if (kSplit && (kt - w.k_begin) % 2 == 0 && kt + 1 < w.k_end)
+            mbarrier_wait(empty + 8 * ((it + 1) % kStages), (((it + 1) / kStages) & 1) ^ 1,
+                          "empty");
           mbarrier_wait(empty + 8 * s, ((it / kStages) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileA + b_bytes);
           tma_load_2d(sA + s * kTileA, &tma_a, full + 8 * s, kt * BK, tc.m * kBM);
@@ -1043,12 +1091,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Step 4: the consumers take the registers the producer gave back.
   setmaxnreg_inc<kConsumerRegs>();
   const int consumer = wg - 1;  // which WM rows of the tile this warpgroup owns
+  const int rows_of = kSplit ? 0 : consumer;  // split consumers share the tile's 64 rows
 
   // Step 5: the descriptors of stage 0, built once: this consumer's rows of A start WM rows
   // into the tile, and B is one kBN-row slab.  A descriptor is linear in the address
   // (smem_descriptor), so a stage adds its bytes >> 4, and a k16 step, 32 bytes along every
   // 128-byte row, adds 2.
-  const uint64_t desc_a = smem_descriptor(sA + consumer * WM * BK * 2);
+  const uint64_t desc_a = smem_descriptor(sA + rows_of * WM * BK * 2);
   const uint64_t desc_b = smem_descriptor(sB);
   constexpr uint64_t kStageA = kTileA >> 4;  // next stage of A, in descriptor units
   constexpr uint64_t kStageB = kTileBBytes >> 4;  // next stage of B, in descriptor units
@@ -1061,11 +1110,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Rows b_rows… of every stage of B, which TMA never writes, hold zeros: written once here
     // and made visible to the async proxy (the wgmma) before the first one reads them.
     const int rows = kBN - b_rows, units = kStages * rows * 8;  // 16-byte units to zero
-    for (int i = int(threadIdx.x) - 128; i < units; i += 128 * kWGs)
+    for (int i = int(threadIdx.x) - 128; i < units; i += 128 * kGroups)
       st_shared_v4_zero(sB + i / (rows * 8) * kTileBBytes + (b_rows + i / 8 % rows) * 128 +
                         i % 8 * 16);  // unit i: its stage, its row past b_rows, its 16 bytes
     fence_proxy_async_shared();
-    named_barrier_sync(kBarConsumers, 128 * kWGs);
+    named_barrier_sync(kBarConsumers, 128 * kGroups);
   }
   const int g = lane / 4, t = lane % 4;
   // `it` is unsigned so that it % kStages and it / kStages are a mask and a shift and the
@@ -1112,8 +1161,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     float acc[kBN / 2];  // this thread's part of the warpgroup's WM×kBN tile; no zero-fill
 
     for (int kt = w.k_begin; kt < w.k_end; ++kt, ++it) {
-      // Step 6: wait for the tile's K slice kt, the CTA's iteration it.
+      // Step 6: wait for the tile's K slice kt, the CTA's iteration it.  Split consumers
+      // take every other slice of the piece, consumer 0 the even ones.
       const int stage = it % kStages;
+      const int mine = kt - w.k_begin;  // the slice's index in the piece
+      if (kSplit && mine % 2 != consumer) continue;
+      constexpr int kStep = kSplit ? 2 : 1;  // from one of this consumer's slices to the next
       mbarrier_wait(full + 8 * stage, (it / kStages) & 1, "full");
 
       // Step 7: one fence per slice, then the slice's wgmma.  The piece's first MMA runs
@@ -1122,25 +1175,52 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
       for (int ks = 0; ks < BK / 16; ++ks)
         wgmma_m64k16<T, kBN>(acc, a_descriptor(stage, ks), b_descriptor(stage, ks),
-                             (kt > w.k_begin || ks > 0) ? 1 : 0);
+                             (mine >= kStep || ks > 0) ? 1 : 0);
       wgmma_commit_group();
 
       // Step 8: keep this slice in flight; wait only for the previous slice's group, then
       // release the stage it read.  The newest group is left running.
       wgmma_wait_group<1>();
-      if (kt > w.k_begin) release((it - 1) % kStages);
+      if (mine >= kStep) release((it - kStep) % kStages);
 
       // Step 9: the two consumers meet once per slice.  With a group left in flight nothing
       // else keeps them at one pace: one can run a slice ahead, and a stage, released only
       // by both, then stays held for three slices instead of two.  (A 64-row tile has one
-      // consumer, whose four warps meet here alone.)
-      named_barrier_sync(kBarConsumers, 128 * kWGs);
+      // consumer, whose four warps meet here alone; split consumers hold different stages.)
+      if constexpr (!kSplit) named_barrier_sync(kBarConsumers, 128 * kWGs);
     }
 
     // Step 10: the one full wait: the last slice's group, then its stage.
+    const int slices = w.k_end - w.k_begin;
+    const int count = kSplit ? (slices - consumer + 1) / 2 : slices;  // this consumer's
     wgmma_wait_group<0>();
     fence_accumulators(acc);
-    release((it - 1) % kStages);
+    if (count > 0) release((it - slices + (kSplit ? consumer + 2 * (count - 1) : slices - 1)) %
+                           kStages);  // the iteration of this consumer's last slice
+    if constexpr (kSplit) {
+      // Consumer 1 hands its sums to consumer 0 through consumer 0's store buffers, once
+      // TMA has read its last stores out of them; consumer 0 adds them and goes on alone,
+      // consumer 1 to the next piece.  Thread i's 16-byte units lie 128 · 16 bytes apart.
+      if (consumer == 0 && threadIdx.x % 128 == 0) bulk_wait_group_read<0>();
+      named_barrier_sync(kBarHandOver, 256);
+      const uint32_t sums = sC + (threadIdx.x % 128) * 16;
+      if (consumer == 1 && count > 0)
+#pragma unroll
+        for (int j = 0; j < kBN / 8; ++j)
+          st_shared_v4_f32(sums + j * 128 * 16,
+                           make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
+      named_barrier_sync(kBarHandOver, 256);
+      if (consumer == 1) continue;
+      if (slices > 1)
+#pragma unroll
+        for (int j = 0; j < kBN / 8; ++j) {
+          const float4 v = ld_shared_v4_f32(sums + j * 128 * 16);
+          acc[4 * j] += v.x;
+          acc[4 * j + 1] += v.y;
+          acc[4 * j + 2] += v.z;
+          acc[4 * j + 3] += v.w;
+        }
+    }
 
     // Step 11: a piece that does not start the tile hands its sums to the tile's owner: it
     // writes them to this CTA's slot of the workspace in each thread's own order, 16 bytes
@@ -1374,7 +1454,8 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   cluster_shape.val.clusterDim = {unsigned(kCtas), 1, 1};
   cudaLaunchConfig_t config = {};
   config.gridDim = dim3(unsigned(sms / kCtas * kCtas));
-  config.blockDim = dim3(128 * (1 + kBM / WM));  // a producer and kBM / WM consumers
+  // A producer and kBM / WM consumers, or two split ones.
+  config.blockDim = dim3(128 * (1 + consumer_groups(kBM, kBN, kTransposed, kTmaStore)));
   config.dynamicSmemBytes = kSmem;
   config.stream = stream;
   config.attrs = &cluster_shape;
