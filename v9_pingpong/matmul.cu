@@ -1230,9 +1230,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       if constexpr (!kSplit) named_barrier_sync(kBarConsumers, 128 * kWGs);
     }
 
-    // Step 10: the one full wait: the last slice's group, then its stage.
+    // Step 10: the one full wait: the last slice's group, then its stage.  A split
+    // consumer's last slice is the last it took (consumer 1 takes none of a one-slice piece).
     const int slices = w.k_end - w.k_begin;
-    const int count = kSplit ? (slices - consumer + 1) / 2 : slices;  // this consumer's
+    const int count = kSplit ? (slices - consumer + 1) / 2 : slices;  // the slices it took
     wgmma_wait_group<0>();
     fence_accumulators(acc);
     if (count > 0) release((it - slices + (kSplit ? consumer + 2 * (count - 1) : slices - 1)) %
