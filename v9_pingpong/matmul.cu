@@ -1236,6 +1236,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int count = kSplit ? (slices - consumer + 1) / 2 : slices;  // the slices it took
     wgmma_wait_group<0>();
     fence_accumulators(acc);
+    const auto add = [&](const float4& v, int j) {  // another's sums, n8 block j, to ours
+      acc[4 * j] += v.x;
+      acc[4 * j + 1] += v.y;
+      acc[4 * j + 2] += v.z;
+      acc[4 * j + 3] += v.w;
+    };
     if (count > 0) release((it - slices + (kSplit ? consumer + 2 * (count - 1) : slices - 1)) %
                            kStages);  // the iteration of this consumer's last slice
     if constexpr (kSplit) {
@@ -1254,13 +1260,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (consumer == 1) continue;
       if (slices > 1)
 #pragma unroll
-        for (int j = 0; j < kBN / 8; ++j) {
-          const float4 v = ld_shared_v4_f32(sums + j * 128 * 16);
-          acc[4 * j] += v.x;
-          acc[4 * j + 1] += v.y;
-          acc[4 * j + 2] += v.z;
-          acc[4 * j + 3] += v.w;
-        }
+        for (int j = 0; j < kBN / 8; ++j) add(ld_shared_v4_f32(sums + j * 128 * 16), j);
     }
 
     // Step 11: a piece that does not start the tile hands its sums to the tile's owner: it
@@ -1297,12 +1297,6 @@ __global__ void __launch_bounds__(kThreads, 1)
         return unit_begin(sched, u + 1) == unit_begin(sched, u);
       };
       const auto slot_of = [&](int u) { return (u * kCtas + rank) * kConsumers + consumer; };
-      const auto add = [&](const float4& v, int j) {
-        acc[4 * j] += v.x;
-        acc[4 * j + 1] += v.y;
-        acc[4 * j + 2] += v.z;
-        acc[4 * j + 3] += v.w;
-      };
       if constexpr (kBN == BN) {  // one at a time: 256 columns leave no registers for two
         for (int other = cluster + 1; unit_begin(sched, other) < tile_end; ++other) {
           if (empty_unit(other)) continue;
