@@ -1141,7 +1141,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint64_t desc_b = smem_descriptor(sB);
   // Only the low word changes, so the sums stay in 32 bits: a small-M ring of 6 or 12 stages
   // makes stage * kStageA a real multiply, and in 64 bits a wide one with a carry chain,
-  // between the full-barrier wait and the first wgmma (~1% of decode time, perf log).
+  // between the full-barrier wait and the first wgmma (2-5% at 128x5120x5120 with step 6's
+  // stepped stage; docs/notes/performance-log.md).
   constexpr uint32_t kStageA = kTileA >> 4;  // next stage of A, in descriptor units
   constexpr uint32_t kStageB = kTileBBytes >> 4;  // next stage of B, in descriptor units
   const uint64_t desc_hi = desc_a & ~0xFFFFFFFFull;  // strides and swizzle, the same for B
