@@ -555,6 +555,15 @@ TEST(StreamK, ScheduleRuleV8) {
   const v8_stream_k::Schedule narrow = sk(32, 80, rows64);  // 64x2048x5120
   EXPECT_EQ(narrow.units, 128) << "32 tiles of 64 rows, each split in four";
   EXPECT_EQ(narrow.workers, 128);
+  const v8_stream_k::Tiling m1{true, 16}, m256{true, 256};
+  const v8_stream_k::Schedule crossing = sk(216, 80, m1);  // 1x27648x5120: 216 of C^T
+  EXPECT_EQ(crossing.sk_tiles, 84) << "a whole wave, then the 84 tiles left, at least 132 / 3";
+  EXPECT_EQ(crossing.units, 132) << "shared by every SM, units crossing tile edges";
+  const v8_stream_k::Schedule few_left = sk(144, 80, m1);  // 1x18432x5120
+  EXPECT_EQ(few_left.sk_tiles, 144) << "12 tiles left, fewer than 132 / 3: every tile shared";
+  EXPECT_EQ(few_left.units, 132);
+  const v8_stream_k::Schedule wide = sk(216, 80, m256);  // 256x27648x5120
+  EXPECT_EQ(wide.sk_tiles, 216) << "256 columns: every tile shared, as v7's tiles would be";
 }
 
 // The small-M rule the chapter explains: M ≤ 64 and 128 < M ≤ 256, and M ≤ 128 where v7's

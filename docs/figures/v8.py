@@ -46,6 +46,7 @@ MIN_SLICES = D["HM_STREAM_K_MIN_SLICES"]   # kMinUnitSlices
 FIXUP = D["HM_STREAM_K_FIXUP"]             # kFixupCost, tenths of a slice
 MIN_GAIN = D["HM_STREAM_K_MIN_GAIN"]       # kMinGainPercent
 SLICE_COST = D["HM_STREAM_K_SLICE_COST"]   # kStreamKSliceCost, tenths of a slice
+CROSS = D["HM_STREAM_K_CROSS"]             # kStreamKCross
 RING_BYTES = D["HM_SMALL_M_RING_KIB"] * 1024  # kSmallMRingBytes
 SMALL_M_64_ROWS = D["HM_SMALL_M_64_ROWS"]  # kSmallM64Rows
 SMALL_M_NARROW = D["HM_SMALL_M_NARROW"]    # kSmallMNarrow
@@ -75,13 +76,14 @@ def candidates(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
         return whole, None, []
     whole_cost = (full + 1) * k_tiles * 10
     out = []
-    for dp_waves in range(max(full - 1, 0), full + 1):
+    cross = CROSS and transposed and bn < BN and full > 0 and 3 * tail >= max_workers
+    for dp_waves in range(full if cross else max(full - 1, 0), full + 1):
         sk_tiles = tiles - dp_waves * max_workers
         sk_slices = sk_tiles * k_tiles
         most = sk_slices // min_slices  # units of min_slices or more
         units = most if most < max_workers else max_workers
-        if units > sk_tiles:
-            units -= units % sk_tiles  # the same number of units per tile
+        if units > sk_tiles and not cross:
+            units -= units % sk_tiles  # the same units per tile
         if units < 2:
             continue
         per_unit = -(-sk_slices // units)
