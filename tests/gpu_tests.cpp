@@ -78,6 +78,9 @@ const Shape kShapes[] = {
     {"DecodeRaggedM17OddN", 17, 5001, 4104},
     {"DecodeM24SplitKIn64RowTiles", 24, 2048, 5120},
     {"DecodeM32In128RowTiles", 32, 15360, 5120},
+    // One whole wave of 132 tiles of Cᵀ, then 44 tiles shared by 132 units of 3 slices
+    // that cross tile edges; N ragged and odd in pairs (register stores), K ragged.
+    {"DecodeAWaveThenUnitsCrossingTiles", 8, 22500, 520},
 };
 
 /// Problems up to this many multiply-adds are also checked against the float64 CPU product.

@@ -562,6 +562,8 @@ TEST(StreamK, ScheduleRuleV8) {
   const v8_stream_k::Schedule few_left = sk(144, 80, m1);  // 1x18432x5120
   EXPECT_EQ(few_left.sk_tiles, 144) << "12 tiles left, fewer than 132 / 3: every tile shared";
   EXPECT_EQ(few_left.units, 132);
+  const v8_stream_k::Schedule later = sk(448, 80, m1);  // 1x57344x5120
+  EXPECT_EQ(later.sk_tiles, 184) << "after three full waves: the last one shared as well";
   const v8_stream_k::Schedule wide = sk(216, 80, m256);  // 256x27648x5120
   EXPECT_EQ(wide.sk_tiles, 216) << "256 columns: every tile shared, as v7's tiles would be";
 }

@@ -792,12 +792,12 @@ constexpr int kFixupCost = HM_STREAM_K_FIXUP;
 /// Stream-K must predict at least this gain, in percent, over whole tiles, or v8 keeps v7's
 /// schedule: the model is rough, and below this the two measure level.
 constexpr int kMinGainPercent = HM_STREAM_K_MIN_GAIN;
-/// The small-M kernel's narrow tiles (fewer than BN columns): where whole waves leave a
-/// partial wave of at least a third as many tiles as workers, its tiles alone are shared, by
-/// all the workers, whose units then cross tile edges (three or fewer units to a tile), and
-/// the full waves stay whole.  The model charges this what it charges sharing the last full
-/// wave's tiles too; measured on the H200, it is 1-3% faster at N = 24576-32768, K = 5120 and
-/// M <= 64, and 2-8% slower where the partial wave is smaller (the tiles split further).
+/// The small-M kernel's narrow tiles (fewer than BN columns), one full wave and a partial
+/// wave of at least a third as many tiles as workers: the full wave stays whole and the
+/// partial wave's tiles alone are shared, by every worker, units crossing tile edges (three
+/// or fewer to a tile).  The model charges this what it charges sharing both waves' tiles;
+/// measured on the H200 it is 1-5% faster (N = 22528-32768, M <= 128), and slower where
+/// the partial wave is smaller (2-8%) or follows two full waves or more (up to 9%).
 constexpr bool kStreamKCross = HM_STREAM_K_CROSS;
 /// One consumer's partial accumulators in the workspace: 128 threads × BN / 2 floats.
 constexpr int kPartialBytes = 128 * (BN / 2) * 4;
@@ -829,7 +829,7 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
   const int64_t whole_cost = int64_t(full + 1) * k_tiles * 10;
   Schedule best = whole;
   int64_t best_cost = whole_cost * (100 - kMinGainPercent) / 100;
-  const bool cross = kStreamKCross && tiling.transposed && tiling.bn < BN && full > 0 &&
+  const bool cross = kStreamKCross && tiling.transposed && tiling.bn < BN && full == 1 &&
                      3 * tail >= max_workers;
   for (int dp_waves = cross ? full : max(full - 1, 0); dp_waves <= full; ++dp_waves) {
     const int sk_tiles = tiles - dp_waves * max_workers;

@@ -76,7 +76,7 @@ def candidates(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
         return whole, None, []
     whole_cost = (full + 1) * k_tiles * 10
     out = []
-    cross = CROSS and transposed and bn < BN and full > 0 and 3 * tail >= max_workers
+    cross = CROSS and transposed and bn < BN and full == 1 and 3 * tail >= max_workers
     for dp_waves in range(full if cross else max(full - 1, 0), full + 1):
         sk_tiles = tiles - dp_waves * max_workers
         sk_slices = sk_tiles * k_tiles
