@@ -834,10 +834,11 @@ constexpr int kFixupCost = HM_STREAM_K_FIXUP;
 constexpr int kMinGainPercent = HM_STREAM_K_MIN_GAIN;
 /// The small-M kernel's narrow tiles (fewer than BN columns), one full wave and a partial
 /// wave of at least a third as many tiles as workers: the full wave stays whole and the
-/// partial wave's tiles alone are shared, by every worker, units crossing tile edges (three
-/// or fewer to a tile).  The model charges this what it charges sharing both waves' tiles;
-/// measured on the H200 it is 1-5% faster (N = 22528-32768, M <= 128), and slower where
-/// the partial wave is smaller (2-8%) or follows two full waves or more (up to 9%).
+/// partial wave's tiles alone are shared, by every worker, units crossing tile edges (each
+/// a third of a tile or more).  The model charges this what it charges sharing both waves'
+/// tiles; measured on the H200 it is 1-6% faster on most shapes with N = 22528-32768 and
+/// M <= 128, and slower where the partial wave is smaller (2-8%) or follows more full waves
+/// (up to 9%).
 constexpr bool kStreamKCross = HM_STREAM_K_CROSS;
 /// One consumer's partial accumulators in the workspace: 128 threads × BN / 2 floats.
 constexpr int kPartialBytes = 128 * (BN / 2) * 4;
@@ -855,7 +856,9 @@ __host__ __device__ int min_unit_slices(const Tiling& tiling) {
 /// Where there are more units than shared tiles, their count is a multiple of the tiles, so
 /// that each tile is split evenly and no unit straddles two (split-K, stream-K's simple
 /// case): measured on decode shapes, straddling units cost more than the few SMs this
-/// leaves idle.  The model charges each schedule the K slices its busiest worker runs and
+/// leaves idle; where rounding would idle a third of them or more, after one whole wave
+/// of narrow tiles, the partial wave alone is shared, straddling (kStreamKCross).  The
+/// model charges each schedule the K slices its busiest worker runs and
 /// the partial tiles that a tile's owner waits for; stream-K must beat whole tiles by
 /// kMinGainPercent.  Host and device: the tests check it without a GPU.
 __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_workers,
