@@ -79,7 +79,7 @@ const Shape kShapes[] = {
     {"DecodeM24SplitKIn64RowTiles", 24, 2048, 5120},
     {"DecodeM32In128RowTiles", 32, 15360, 5120},
     // One whole wave of 132 tiles of Cᵀ, then 44 tiles shared by 132 units of 3 slices
-    // that cross tile edges; N ragged and odd in pairs (register stores), K ragged.
+    // that cross tile edges; N ragged with n % 8 != 0 (register stores), K ragged.
     {"DecodeAWaveThenUnitsCrossingTiles", 8, 22500, 520},
 };
 

@@ -856,11 +856,11 @@ __host__ __device__ int min_unit_slices(const Tiling& tiling) {
 /// Where there are more units than shared tiles, their count is a multiple of the tiles, so
 /// that each tile is split evenly and no unit straddles two (split-K, stream-K's simple
 /// case): measured on decode shapes, straddling units cost more than the few SMs this
-/// leaves idle; where rounding would idle a third of them or more, after one whole wave
-/// of narrow tiles, the partial wave alone is shared, straddling (kStreamKCross).  The
-/// model charges each schedule the K slices its busiest worker runs and
-/// the partial tiles that a tile's owner waits for; stream-K must beat whole tiles by
-/// kMinGainPercent.  Host and device: the tests check it without a GPU.
+/// leaves idle.  The exception, measured too, is kStreamKCross's: after one whole wave of
+/// narrow tiles, the partial wave alone shared by every worker, straddling.  The model
+/// charges each schedule the K slices its busiest worker runs and the partial tiles that a
+/// tile's owner waits for; stream-K must beat whole tiles by kMinGainPercent.  Host and
+/// device: the tests check it without a GPU.
 __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_workers,
                                            const Tiling& tiling) {
   const int min_slices = min_unit_slices(tiling);
