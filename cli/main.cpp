@@ -74,6 +74,11 @@ options:
   --shapes-file FILE   sweep: one MxNxK per line (# starts a comment)
   --versions LIST      sweep: measure only these versions, comma-separated (see
                        hopper-matmul list; cuBLAS is always measured); default: all
+  --read-roofline on|off
+                       sweep: also time "read", a launch that only reads each problem's
+                       fewest bytes from the same operand sets, in the same rounds (the
+                       roofline of one launch that moves them: a decode launch reads too
+                       few bytes to reach the read bandwidth measured at start); default off
   --reference cpu      run: check against the float64 CPU product (problems up to 2e10
                        multiply-adds) instead of cuBLAS, and launch no cuBLAS at all (no
                        "vs cuBLAS" column): for compute-sanitizer's racecheck, under which
@@ -104,6 +109,7 @@ struct Options {
   std::string shapes, shapes_file;
   bool cpu_reference = false;  // --reference cpu: no cuBLAS in the process (run only)
   bool batch = false;  // --timing batch: one pair of events per round of launches
+  bool read_roofline = false;  // sweep --read-roofline on: time a plain read of the bytes
 };
 
 /// The comma-separated items of `text`, empty ones dropped.
@@ -168,6 +174,11 @@ std::optional<Options> parse(int argc, char** argv) {
         return bad("--timing must be launch or batch, not '" + value + "'");
       o.batch = value == "batch";
     }
+    else if (flag == "--read-roofline") {
+      if (value != "on" && value != "off")
+        return bad("--read-roofline must be on or off, not '" + value + "'");
+      o.read_roofline = value == "on";
+    }
     else if (flag == "--reference") {
       if (value != "cpu" && value != "cublas")
         return bad("--reference must be cublas or cpu, not '" + value + "'");
@@ -184,6 +195,7 @@ std::optional<Options> parse(int argc, char** argv) {
   }
   if (o.command == "run" && split(o.version).empty()) return bad("run needs --version NAME");
   if (o.cpu_reference && o.command != "run") return bad("--reference cpu is for run");
+  if (o.read_roofline && o.command != "sweep") return bad("--read-roofline is for sweep");
   if (!o.versions.empty() && o.command != "sweep")
     return bad("--versions is for sweep (run takes --version NAME[,NAME...])");
   if (!o.version.empty() && o.command == "sweep")
@@ -229,6 +241,7 @@ struct Entry {
   hm::Comparison check;
   bool checked = false;
   std::string error;  // set when the implementation could not run at all
+  bool roofline = false;  // the plain read of --read-roofline: timed, not checked, no ratio
 
   bool pass() const { return error.empty() && (!checked || check.pass()); }
   double median_ms() const { return hm::median(samples_ms); }
@@ -260,7 +273,7 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
 
   // Correctness first: each version once on fresh poison, compared with the reference.
   for (Entry& e : run->entries) {
-    if (e.name == "cublas") continue;
+    if (e.name == "cublas" || e.roofline) continue;
     if (const hm::Status s = work.check_fn(e.launch, &e.check, stream); !s.ok()) {
       e.error = s.message();
       // A kernel that faults or traps (a debug build's bounded wait) leaves the context
@@ -332,9 +345,11 @@ void print_rows(const Run& run, bool with_shape) {
     const double ms = e.median_ms();
     const double tflops = run.problem.flops() / (ms * 1e-3) / 1e12;
     const double tbps = run.problem.min_bytes() / (ms * 1e-3) / 1e12;
-    const std::string check = e.checked ? e.check.summary() : "reference";
+    const std::string check = e.checked ? e.check.summary() : e.roofline ? "roofline"
+                                                                           : "reference";
     char ratio[32] = "-";  // --reference cpu: no cuBLAS to compare with
-    if (run.has_cublas()) std::snprintf(ratio, sizeof ratio, "%.3f", cublas_ms / ms);
+    if (run.has_cublas() && !e.roofline)
+      std::snprintf(ratio, sizeof ratio, "%.3f", cublas_ms / ms);
     std::printf("%-20s %-55s %9.3f %8.1f %8.3f %9s  %s\n", e.name.c_str(),
                 e.technique.c_str(), ms, tflops, tbps, ratio, check.c_str());
   }
@@ -353,8 +368,10 @@ void write_run_json(std::ostream& f, const Run& run) {
       << hm::json_escape(e.technique) << "\"";
     if (e.error.empty()) {
       const double ms = e.median_ms();
-      f << ", \"median_ms\": " << ms << ", \"tflops\": " << p.flops() / (ms * 1e-3) / 1e12;
-      if (run.has_cublas()) f << ", \"ratio_to_cublas\": " << cublas_ms / ms;
+      f << ", \"median_ms\": " << ms;
+      if (e.roofline) f << ", \"roofline\": true";  // computes nothing: no TFLOPS or ratio
+      if (!e.roofline) f << ", \"tflops\": " << p.flops() / (ms * 1e-3) / 1e12;
+      if (run.has_cublas() && !e.roofline) f << ", \"ratio_to_cublas\": " << cublas_ms / ms;
       f << ", \"samples\": " << e.samples_ms.size()
         << ", \"hbm_tbps\": " << p.min_bytes() / (ms * 1e-3) / 1e12
         << ", \"host_us\": " << hm::median(e.host_ms) * 1e3;
@@ -516,6 +533,11 @@ int cmd_measure(const Options& o) {
     for (const hm::Version& v : hm::versions())
       if (all || std::find(named.begin(), named.end(), v.name) != named.end())
         run.entries.push_back({std::string(v.name), std::string(v.technique), v.launch});
+    if (o.read_roofline) {
+      run.entries.push_back({"read", "a plain read of the fewest bytes: A, B and C once each",
+                             hm::read_problem_bytes});
+      run.entries.back().roofline = true;
+    }
     if (hm::Status s = measure(o, info, &cublas, &busy, stream, &run); !s.ok()) return fail(s);
     runs.push_back(std::move(run));
   }

@@ -6,6 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "common/problem.h"
 #include "common/status.h"
 
 namespace hm {
@@ -26,5 +27,18 @@ namespace hm {
 /// allocates is freed before it returns.  Runs on `stream`; an error (no GPU, no memory)
 /// leaves `*tbps` unchanged.
 Status measure_hbm_read(cudaStream_t stream, double* tbps);
+
+/// Launches, on `stream`, one read of problem `p`'s fewest bytes, Problem::min_bytes(): A
+/// and B once each, and C's bytes read where a matmul writes them, by measure_hbm_read()'s
+/// kernel, one full-occupancy wave of CTAs on the stream's SMs.  Returns without waiting.
+///
+/// Why: measure_hbm_read() reads gigabytes, and a decode shape's launch reads tens of
+/// megabytes, so its launch and the first bytes' latency are a larger part of its time.
+/// `hopper-matmul sweep --read-roofline` times this beside the matmuls, on the same operand
+/// sets and in the same rounds: how close to the read bandwidth a launch that moves the
+/// problem's bytes and computes nothing comes.  The operands are validated as matmul()'s
+/// are (validate_problem(), validate_operands()); an error launches nothing.
+Status read_problem_bytes(const Problem& p, const void* a, const void* b, const void* c,
+                          cudaStream_t stream);
 
 }  // namespace hm

@@ -27,7 +27,8 @@ def load(path):
     passed} from either format (hbm_tbps: the fewest bytes over the median time, None in older
     recordings; us: the median time in µs; host_us: the median of the host's launch calls in
     µs, None in older recordings; passed: a sweep's or ladder's check of the result, None in
-    the benchmark's rows), and
+    the benchmark's rows; a sweep with --read-roofline on has rows of impl ``read`` too, a
+    launch that only reads the problem's bytes, with tflops and ratio None), and
     the environment, with hbm_read_tbps (the read bandwidth measured in the same process, or
     None)."""
     with open(path) as f:
@@ -57,17 +58,19 @@ def load(path):
             p = run["problem"]
             family = "square" if p["m"] == p["n"] == p["k"] else "other"
             for r in run["results"]:
-                if "tflops" in r:
+                if "tflops" in r or r.get("roofline"):  # timed (the plain read: no TFLOPS)
                     rows.append(dict(impl=r["name"], technique=r["technique"], dtype=p["dtype"],
                                      family=family, m=p["m"], n=p["n"], k=p["k"],
-                                     tflops=r["tflops"], ratio=r["ratio_to_cublas"],
+                                     tflops=r.get("tflops"), ratio=r.get("ratio_to_cublas"),
                                      hbm_tbps=r.get("hbm_tbps"), us=_us(r.get("median_ms")),
                                      host_us=r.get("host_us"), passed=r.get("pass")))
     return rows, env
 
 
 def versions_in(rows):
-    return sorted({r["impl"] for r in rows if r["impl"] != "cublas"},
+    """The versions among the rows' implementations (not cuBLAS, not the plain read), in
+    ladder order."""
+    return sorted({r["impl"] for r in rows if re.match(r"v\d+_", r["impl"])},
                   key=lambda v: int(re.match(r"v(\d+)", v).group(1)))
 
 

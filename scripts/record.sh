@@ -11,7 +11,8 @@
 #           waves shapes (bench/bench.cpp's families of those names) for v7_multicast,
 #           v8_stream_k, v9_pingpong and cuBLAS into OUTDIR/sweep_decode_bf16.json and
 #           sweep_decode_fp16.json, with 100 ms of settling instead of 500 (a decode launch
-#           lasts tens of microseconds: 100 ms is thousands of them); and one of the short-K
+#           lasts tens of microseconds: 100 ms is thousands of them) and the plain read of
+#           each shape's bytes beside them (--read-roofline on); and one of the short-K
 #           family for v8_stream_k, v9_pingpong and cuBLAS into sweep_shortk_DTYPE.json;
 #   bench   the benchmark suite (every version and cuBLAS, bf16 and fp16, every shape; launch
 #           by launch alternately with cuBLAS) into OUTDIR/bench.json, then the plots into
@@ -117,6 +118,7 @@ record_ladder() {
   for dtype in bf16 fp16; do
     build/release/hopper-matmul sweep --dtype "$dtype" \
       --versions v7_multicast,v8_stream_k,v9_pingpong --rounds 3 --settle-ms 100 \
+      --read-roofline on \
       --json "$out/sweep_decode_$dtype.json" --shapes "$shapes"
   done
   # The short-K family (ping-pong's), sustained, for v8, v9 and cuBLAS.

@@ -25,7 +25,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <latch>
 #include <mutex>
 #include <optional>
@@ -37,6 +39,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/bandwidth.h"
 #include "common/buffers.h"
 #include "common/busy.h"
 #include "common/device.h"
@@ -436,6 +439,53 @@ TEST(CliTiming, TheFlagTakesLaunchOrBatch) {
   std::tie(code, out) = run_cli("run --version v8_stream_k --m 64 --n 64 --k 12 --timing batch");
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find("k must be a multiple of 8"), std::string::npos) << out;
+}
+
+// --read-roofline takes on or off, for sweep only; anything else is a usage error (exit 2).
+TEST(CliReadRoofline, TheFlagIsForSweepAndTakesOnOrOff) {
+  auto [code, out] = run_cli("ladder --read-roofline on");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--read-roofline is for sweep"), std::string::npos) << out;
+  std::tie(code, out) = run_cli("sweep --shapes 64x64x64 --read-roofline yes");
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--read-roofline must be on or off, not 'yes'"), std::string::npos)
+      << out;
+}
+
+// The plain read validates what it reads as matmul() does: an error, and nothing launched.
+TEST(CliReadRoofline, ThePlainReadRejectsWhatAMatmulWould) {
+  alignas(16) static char bytes[64];
+  hm::Status s = hm::read_problem_bytes({2, 2, 12, DType::bf16}, bytes, bytes, bytes, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("k must be a multiple of 8"), std::string::npos) << s.message();
+  s = hm::read_problem_bytes({2, 2, 8, DType::bf16}, bytes + 2, bytes, bytes, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("aligned"), std::string::npos) << s.message();
+}
+
+// On the GPU: a sweep with the plain read writes it beside the matmuls, as a roofline with
+// its HBM TB/s and neither TFLOPS nor a ratio to cuBLAS; C's bytes, 3 × 5 elements, end in a
+// tail of 14 bytes that the read takes two at a time.
+TEST(CliReadRoofline, TheSweepRecordsThePlainReadAsARoofline) {
+  SKIP_WITHOUT_SM90();
+  const std::string json = ::testing::TempDir() + "read_roofline.json";
+  const auto [code, out] = run_cli("sweep --shapes 3x5x8,1x5120x5120 --versions v8_stream_k "
+                                   "--read-roofline on --warmup 1 --rounds 1 --reps 2 "
+                                   "--settle-ms 0 --json " + json);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find(" read "), std::string::npos) << out;
+  std::ifstream file(json);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (size_t at = 0, runs = 0; runs < 2; ++runs) {
+    at = text.find("{\"name\": \"read\"", at);
+    ASSERT_NE(at, std::string::npos) << "run " << runs << ":\n" << text;
+    const std::string row = text.substr(at, text.find('}', at) - at);
+    EXPECT_NE(row.find("\"roofline\": true"), std::string::npos) << row;
+    EXPECT_NE(row.find("\"hbm_tbps\": "), std::string::npos) << row;
+    EXPECT_EQ(row.find("tflops"), std::string::npos) << row;
+    EXPECT_EQ(row.find("ratio_to_cublas"), std::string::npos) << row;
+    at += row.size();
+  }
 }
 
 TEST(CliReference, TheCpuReferenceNamesItsLimitBeforeTouchingTheGpu) {

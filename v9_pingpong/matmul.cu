@@ -1767,7 +1767,7 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   const int k_tiles = int((p.k + BK - 1) / BK);
   const Schedule sched = how.forced ? *how.forced
                                     : make_schedule(cluster_tiles, k_tiles, fit,
-                                                    {kTransposed, kBN});
+                                                    {kTransposed, kBN, kBM});
   if (sched.tiles != cluster_tiles || sched.k_tiles != k_tiles || sched.workers < 1 ||
       sched.workers > fit || sched.units > sched.workers || sched.sk_tiles > sched.tiles ||
       (sched.units > 0) != (sched.sk_tiles > 0) || sched.min_slices < 1)

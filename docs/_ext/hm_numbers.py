@@ -16,6 +16,11 @@ renders one number; a missing result fails the build.
     :hm-hbm-range:`IMPL DTYPE PROTOCOL MAX_M`    the lowest and highest of those over
                                                  the decode shapes with M ≤ MAX_M    41–78%
     :hm-read:`DTYPE PROTOCOL`                    that read bandwidth, TB/s           4.52
+    :hm-of-read:`IMPL DTYPE SHAPE PROTOCOL`      IMPL's HBM TB/s over the plain read's
+                                                 of the same bytes (IMPL ``read``)   83%
+    :hm-of-read-range:`IMPL DTYPE PROTOCOL MAX_M`
+                                                 the lowest and highest of those over
+                                                 the decode shapes with M ≤ MAX_M    80–97%
     :hm-commit:`PROTOCOL`                        the commit the run was recorded at  bc9773f
     :hm-us:`IMPL DTYPE SHAPE PROTOCOL`           IMPL's median time, µs              18.4
     :hm-host-us:`IMPL DTYPE FAMILY`              the median over a benchmark family
@@ -29,14 +34,16 @@ SHAPE is MxNxK, or FAMILY/MxNxK where a shape is in two benchmark families.  PRO
 HBM TB/s is a row's fewest bytes over its median time (the benchmark's counter hbm_TBps, a
 sweep result's hbm_tbps; cuBLAS's own row for IMPL ``cublas``); the read bandwidth is
 hm::measure_hbm_read's, at the start of the same run (the benchmark context's hbm_read_TBps,
-a sweep's hbm_read_tbps).  The decode shapes are the benchmark's decode family in ``alt`` and,
+a sweep's hbm_read_tbps).  The plain read, implementation ``read`` in a sweep recorded with
+``--read-roofline on``, is a launch that only reads the problem's fewest bytes, timed in the
+same rounds.  The decode shapes are the benchmark's decode family in ``alt`` and,
 in a sweep, which names no families, every shape with M ≤ 256 (the same shapes: 1…256 tokens).
 
 And one directive:
 
 .. hm-hbm-table:: DTYPE PROTOCOL [IMPL ...]
    Every decode shape of PROTOCOL's results in DTYPE, one row each: cuBLAS's share of the
-   read bandwidth, and for each IMPL (by default the last two versions in those results) its
+   read bandwidth (and the plain read's, where the results have it), and for each IMPL (by default the last two versions in those results) its
    ratio to cuBLAS and its share; a last row gives the geometric mean of each IMPL's ratios.
 
 .. hm-sms-table:: DTYPE SHAPE
@@ -210,6 +217,37 @@ def hbm_range(app, text):
     return f"{_percent(min(shares))[:-1]}–{_percent(max(shares))}"
 
 
+def _of_read(app, row, protocol):
+    """The row's HBM TB/s over the plain read's of the same shape, as a fraction."""
+    rows, _ = _rows(app, protocol, row["dtype"])
+    read = pick(rows, "read", row["dtype"], (row["m"], row["n"], row["k"]))
+    if read is None or read.get("hbm_tbps") is None or row.get("hbm_tbps") is None:
+        raise NumberError(f"the {protocol} {row['dtype']} results have no plain read and "
+                          f"{row['impl']} HBM TB/s at {row['m']}x{row['n']}x{row['k']}")
+    return row["hbm_tbps"] / read["hbm_tbps"]
+
+
+def of_read(app, text):
+    impl, dtype, shape, protocol = _args(text, [4])
+    return _percent(_of_read(app, _row(app, impl, dtype, shape, protocol), protocol))
+
+
+def of_read_range(app, text):
+    impl, dtype, protocol, max_m = _args(text, [4])
+    try:
+        max_m = int(max_m)
+    except ValueError:
+        raise NumberError(f"MAX_M '{max_m}' is not a number")
+    rows, _ = _rows(app, protocol, dtype)
+    mine = [r for r in decode_rows(rows, dtype, protocol)
+            if r["impl"] == impl and r["m"] <= max_m]
+    if not mine:
+        raise NumberError(f"no {protocol} result for {impl} {dtype} on a decode shape "
+                          f"of M ≤ {max_m}")
+    shares = [_of_read(app, r, protocol) for r in mine]
+    return f"{_percent(min(shares))[:-1]}–{_percent(max(shares))}"
+
+
 def read_role(app, text):
     dtype, protocol = _args(text, [2])
     return f"{_read_bandwidth(app, dtype, protocol):.2f}"
@@ -270,23 +308,29 @@ class HbmTableDirective(Directive):
                 raise NumberError(f"no decode shapes in the {protocol} {dtype} results")
             shapes = sorted({(r["m"], r["n"], r["k"]) for r in decode},
                             key=lambda s: (s[1] * s[2], s[1], s[0]))  # as scripts/plot.py
+            # The plain read's column, where the sweep timed it beside the matmuls.
+            plain = any(r["impl"] == "read" for r in decode)
             out = [".. list-table::", "   :header-rows: 1", "",
                    "   * - M × N × K", "     - cuBLAS: % of HBM read"]
+            if plain:
+                out += ["     - plain read: % of HBM read"]
             out += [f"     - {impl}: ratio (% of HBM read)" for impl in impls]
             ratios = {impl: [] for impl in impls}
             for m, n, k in shapes:
                 found = {impl: pick(decode, impl, dtype, (m, n, k))
-                         for impl in ["cublas", *impls]}
+                         for impl in ["cublas", *(["read"] if plain else []), *impls]}
                 for impl, r in found.items():
                     if r is None:
                         raise NumberError(f"no {protocol} result for {impl} {dtype} {m}x{n}x{k}")
                 out += [f"   * - {m}×{n}×{k}",
                         f"     - {_percent(_hbm_share(app, found['cublas'], protocol))}"]
+                if plain:
+                    out += [f"     - {_percent(_hbm_share(app, found['read'], protocol))}"]
                 for impl in impls:
                     r = found[impl]
                     ratios[impl].append(r["ratio"])
                     out += [f"     - {r['ratio']:.3f} ({_percent(_hbm_share(app, r, protocol))})"]
-            out += ["   * - geometric mean", "     - —"]
+            out += ["   * - geometric mean", "     - —"] + (["     - —"] if plain else [])
             out += [f"     - {geomean(ratios[impl]):.3f}" for impl in impls]
             read = _read_bandwidth(app, dtype, protocol)
         except NumberError as e:
@@ -297,7 +341,10 @@ class HbmTableDirective(Directive):
         out += ["", f"*{dtype}, {how}:* ``results/h200/{name}``, commit "
                 f"{env.get('commit', '?')}.  *The ratio to cuBLAS, and in brackets the fewest "
                 "bytes, 2·(MK + NK + MN), over the median time as a share of the HBM read "
-                f"bandwidth measured at the start of the same run,* {read:.2f} *TB/s.*"]
+                f"bandwidth measured at the start of the same run,* {read:.2f} *TB/s"
+                + (".*" if not plain else
+                   "*; *the plain read is a launch that only reads those bytes, timed in the "
+                   "same rounds.*")]
         node = nodes.section()
         node.document = self.state.document
         nested_parse_with_titles(self.state, StringList(out, source=self.name), node)
@@ -351,6 +398,7 @@ def setup(app):
     for name, fn in (("hm-ratio", ratio), ("hm-vs", vs), ("hm-gain", gain),
                      ("hm-geomean", geomean_role), ("hm-range", range_role), ("hm-tflops", tflops),
                      ("hm-hbm", hbm), ("hm-hbm-range", hbm_range), ("hm-read", read_role),
+                     ("hm-of-read", of_read), ("hm-of-read-range", of_read_range),
                      ("hm-commit", commit), ("hm-us", us), ("hm-host-us", host_us)):
         app.add_role(name, _role(fn))
     app.add_directive("hm-hbm-table", HbmTableDirective)
