@@ -477,6 +477,13 @@ TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
             v8_stream_k::make_schedule(tiles, k_tiles, workers, tiling);
         ASSERT_LE(s.workers, workers);
         ASSERT_LE(s.units, s.workers);
+        for (int u = 0; s.units > 0 && u <= s.units; ++u) {  // what the kernel reads
+          const int64_t begin = v8_stream_k::unit_begin(s, u);
+          ASSERT_EQ(s.start[u].tile, begin / k_tiles) << "unit " << u;
+          ASSERT_EQ(s.start[u].k, begin % k_tiles) << "unit " << u;
+          if (u < s.units)
+            ASSERT_EQ(v8_stream_k::unit_empty(s, u), v8_stream_k::unit_begin(s, u + 1) == begin);
+        }
         std::vector<int> done(size_t(tiles) * k_tiles, 0), owners(size_t(tiles), 0);
         std::vector<std::vector<int>> handed(static_cast<size_t>(tiles));  // who hands over
         std::vector<int> waits_for(size_t(tiles), -1);        // the owner's unit, if it waits

@@ -132,7 +132,7 @@ def check(version, src):
             problems.append("B by TMA multicast, stages released in every CTA of the cluster")
     if number >= 8:
         if (calls(kernel, "red_release_gpu") < 1 or calls(kernel, "ld_acquire_gpu") < 1
-                or calls(kernel, "unit_begin") < 1):
+                or calls(kernel, "unit_empty") < 1):
             problems.append("partial sums handed over with a release and taken with an acquire, "
                             "in unit order")
     if number >= 9:

@@ -41,6 +41,16 @@ HM_HOST_DEVICE TileCoord tile_coord(int tile, int tiles_m, int tiles_n, int grou
 HM_HOST_DEVICE TileCoord cluster_tile_coord(int tile, int rank, int tiles_m, int tiles_n,
                                             int group_m, int cluster_m);
 
+/// The most stream-K units a schedule holds the starts of (Schedule::start): more than the
+/// SMs of any Hopper GPU (132 on an H100 SXM or H200).
+constexpr int kMaxUnits = 160;
+
+/// Where a stream-K unit begins: K slice `k` of stream-K tile `tile`.
+struct UnitStart {
+  int tile;  ///< the stream-K tile
+  int k;     ///< the K slice in it, 0 ≤ k < k_tiles
+};
+
 /// How the work, `tiles` (cluster) tiles of `k_tiles` K slices each, is split among the
 /// workers (clusters): the first `sk_tiles` tiles are shared by `units` stream-K units, one
 /// per worker w < units, taken before the worker's whole tiles; every other tile is whole.
@@ -49,8 +59,13 @@ struct Schedule {
   int k_tiles;   ///< K slices per tile
   int workers;   ///< clusters launched
   int sk_tiles;  ///< the first sk_tiles tiles are stream-K tiles; 0: v7's schedule
-  int units;     ///< stream-K units
+  int units;     ///< stream-K units, at most kMaxUnits
   int min_slices;  ///< the smallest piece of a shared tile, in K slices (kMinUnitSlices)
+  /// start[u] for u ≤ units: unit_begin(u) as a tile and a slice, start[units] the end of
+  /// the last unit (with_unit_starts(); make_schedule() returns them filled).  The kernel
+  /// reads its pieces and the fix-up's units from here: computing them with unit_begin()'s
+  /// 64-bit divisions in every piece and fix-up measured 3–7% of a short stream-K launch.
+  UnitStart start[kMaxUnits + 1];
 };
 
 /// One piece of a worker's work: K slices [k_begin, k_end) of cluster tile `tile`.  The piece
@@ -89,6 +104,8 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int sms);
 HM_HOST_DEVICE Schedule make_schedule(int tiles, int k_tiles, int max_workers,
                                       const Tiling& tiling);
 HM_HOST_DEVICE int64_t unit_begin(const Schedule& s, int unit);
+HM_HOST_DEVICE Schedule with_unit_starts(Schedule s);
+HM_HOST_DEVICE bool unit_empty(const Schedule& s, int unit);
 HM_HOST_DEVICE bool work_unit(const Schedule& s, int worker, int u, WorkUnit* w);
 
 /// Bytes of workspace that matmul() needs for problem `p` on a GPU of `sms` SMs: zero where

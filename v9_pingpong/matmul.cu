@@ -878,7 +878,7 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
     const int sk_tiles = tiles - dp_waves * max_workers;
     const int64_t sk_slices = int64_t(sk_tiles) * k_tiles;
     const int64_t most = sk_slices / min_slices;  // units of min_slices or more
-    int units = most < max_workers ? int(most) : max_workers;
+    int units = int(min(most, int64_t(min(max_workers, kMaxUnits))));
     if (units > sk_tiles && !cross) units -= units % sk_tiles;  // the same units per tile
     if (units < 2) continue;
     const int64_t per_unit = (sk_slices + units - 1) / units;
@@ -890,7 +890,7 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
       best_cost = cost;
     }
   }
-  return best;
+  return with_unit_starts(best);
 }
 
 /// The first K slice of stream-K unit `unit` (0 ≤ unit ≤ units), counted along the stream-K
@@ -906,24 +906,37 @@ __host__ __device__ int64_t unit_begin(const Schedule& s, int unit) {
   return begin;
 }
 
+/// `s` with start[] filled, where it has stream-K units: unit_begin() of every unit
+/// u ≤ units (at most kMaxUnits), as a tile and a K slice.  Host and device.
+__host__ __device__ Schedule with_unit_starts(Schedule s) {
+  for (int u = 0; s.units > 0 && u <= s.units && u <= kMaxUnits; ++u) {
+    const int64_t begin = unit_begin(s, u);
+    s.start[u] = {int(begin / s.k_tiles), int(begin % s.k_tiles)};
+  }
+  return s;
+}
+
+/// True if stream-K unit `unit` (< units) has no slice: its boundaries moved to one tile
+/// edge.  Host and device.
+__host__ __device__ bool unit_empty(const Schedule& s, int unit) {
+  return s.start[unit].tile == s.start[unit + 1].tile && s.start[unit].k == s.start[unit + 1].k;
+}
+
 /// The `u`-th piece of work of worker `worker`, in order: first the pieces of its stream-K
 /// unit, one per tile it touches (the first may start, and the last end, inside a tile),
-/// then its whole tiles, sk_tiles + worker, + workers, …  False once there is none.  Host and
-/// device.
+/// then its whole tiles, sk_tiles + worker, + workers, …  False once there is none.  The
+/// unit's start and end come from s.start, with no division.  Host and device.
 __host__ __device__ bool work_unit(const Schedule& s, int worker, int u, WorkUnit* w) {
   if (worker < s.units) {
-    const int64_t begin = unit_begin(s, worker), end = unit_begin(s, worker + 1);
-    if (begin < end) {
-      const int first = int(begin / s.k_tiles), last = int((end - 1) / s.k_tiles);
-      if (u <= last - first) {
-        const int tile = first + u;
-        const int64_t base = int64_t(tile) * s.k_tiles;
-        const int64_t from = begin > base ? begin : base;
-        const int64_t to = end < base + s.k_tiles ? end : base + s.k_tiles;
-        *w = {tile, int(from - base), int(to - base)};
+    const UnitStart begin = s.start[worker], end = s.start[worker + 1];
+    if (begin.tile != end.tile || begin.k != end.k) {  // not empty
+      const int last = end.k > 0 ? end.tile : end.tile - 1;  // the tile of its last slice
+      if (u <= last - begin.tile) {
+        const int tile = begin.tile + u;
+        *w = {tile, tile == begin.tile ? begin.k : 0, tile == end.tile ? end.k : s.k_tiles};
         return true;
       }
-      u -= last - first + 1;
+      u -= last - begin.tile + 1;
     }
   }
   const int64_t tile = int64_t(s.sk_tiles) + worker + int64_t(u) * s.workers;
@@ -1324,14 +1337,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     // more units per tile and room for more registers: thread i waits for units cluster + 1
     // + i, + 128, …, all flags at once, and the sums come two at a time, both loaded before
     // either is added.
+    // The units that computed the rest of the tile are the next ones that begin in it.
     if (kStreamK && w.k_end < sched.k_tiles) {
-      const int64_t tile_end = int64_t(w.tile + 1) * sched.k_tiles;
-      const auto empty_unit = [&](int u) {
-        return unit_begin(sched, u + 1) == unit_begin(sched, u);
-      };
+      const auto begins_in_tile = [&](int u) { return sched.start[u].tile == w.tile; };
+      const auto empty_unit = [&](int u) { return unit_empty(sched, u); };
       const auto slot_of = [&](int u) { return (u * kCtas + rank) * kConsumers + consumer; };
       if constexpr (kBN == BN) {  // one at a time: 256 columns leave no registers for two
-        for (int other = cluster + 1; unit_begin(sched, other) < tile_end; ++other) {
+        for (int other = cluster + 1; begins_in_tile(other); ++other) {
           if (empty_unit(other)) continue;
           if (threadIdx.x % 128 == 0) {
             while (ld_acquire_gpu(flags + slot_of(other)) == 0) {
@@ -1346,7 +1358,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       } else {
         int last = cluster + 1;  // units cluster + 1 … last - 1 computed the rest of the tile
-        while (unit_begin(sched, last) < tile_end) ++last;
+        while (begins_in_tile(last)) ++last;
 #pragma unroll 1
         for (int other = cluster + 1 + int(threadIdx.x % 128); other < last; other += 128) {
           if (empty_unit(other)) continue;
@@ -1765,13 +1777,15 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
 
   const int cluster_tiles = (tiles_m + kCtas - 1) / kCtas * tiles_n;
   const int k_tiles = int((p.k + BK - 1) / BK);
-  const Schedule sched = how.forced ? *how.forced
-                                    : make_schedule(cluster_tiles, k_tiles, fit,
-                                                    {kTransposed, kBN, kBM});
-  if (sched.tiles != cluster_tiles || sched.k_tiles != k_tiles || sched.workers < 1 ||
-      sched.workers > fit || sched.units > sched.workers || sched.sk_tiles > sched.tiles ||
-      (sched.units > 0) != (sched.sk_tiles > 0) || sched.min_slices < 1)
+  const Schedule chosen = how.forced ? *how.forced
+                                     : make_schedule(cluster_tiles, k_tiles, fit,
+                                                     {kTransposed, kBN, kBM});
+  if (chosen.tiles != cluster_tiles || chosen.k_tiles != k_tiles || chosen.workers < 1 ||
+      chosen.workers > fit || chosen.units > chosen.workers || chosen.units > kMaxUnits ||
+      chosen.sk_tiles > chosen.tiles || (chosen.units > 0) != (chosen.sk_tiles > 0) ||
+      chosen.min_slices < 1)
     return hm::Status::error(HM_VERSION ": a schedule that does not fit this problem or GPU");
+  const Schedule sched = with_unit_starts(chosen);  // a test's forced one has none yet
   const int ctas = kCtas * sched.workers;
   uint32_t* flags = nullptr;
   float4* partials = nullptr;

@@ -37,6 +37,8 @@ def defaults():
         found[name] = int(re.search(rf"constexpr int {name} = (\d+);", text).group(1))
     found["kSmallM64RowsK"] = int(
         re.search(r"constexpr int64_t kSmallM64RowsK = (\d+);", text).group(1))
+    with open(os.path.join(os.path.dirname(SOURCE), "matmul.h")) as f:
+        found["kMaxUnits"] = int(re.search(r"constexpr int kMaxUnits = (\d+);", f.read()).group(1))
     return found
 
 
@@ -51,6 +53,7 @@ RING_BYTES = D["HM_SMALL_M_RING_KIB"] * 1024  # kSmallMRingBytes
 SMALL_M_64_ROWS = D["HM_SMALL_M_64_ROWS"]  # kSmallM64Rows
 SMALL_M_NARROW = D["HM_SMALL_M_NARROW"]    # kSmallMNarrow
 SMALL_M_64_ROWS_K = D["kSmallM64RowsK"]
+MAX_UNITS = D["kMaxUnits"]
 
 
 class Schedule:
@@ -81,7 +84,7 @@ def candidates(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
         sk_tiles = tiles - dp_waves * max_workers
         sk_slices = sk_tiles * k_tiles
         most = sk_slices // min_slices  # units of min_slices or more
-        units = most if most < max_workers else max_workers
+        units = min(most, min(max_workers, MAX_UNITS))
         if units > sk_tiles and not cross:
             units -= units % sk_tiles  # the same units per tile
         if units < 2:
