@@ -43,8 +43,9 @@ And one directive:
 
 .. hm-hbm-table:: DTYPE PROTOCOL [IMPL ...]
    Every decode shape of PROTOCOL's results in DTYPE, one row each: cuBLAS's share of the
-   read bandwidth (and the plain read's, where the results have it), and for each IMPL (by default the last two versions in those results) its
-   ratio to cuBLAS and its share; a last row gives the geometric mean of each IMPL's ratios.
+   read bandwidth (and the plain read's, where the results have it), and for each IMPL (by
+   default the last two versions in those results) its ratio to cuBLAS and its share; a
+   last row gives the geometric mean of each IMPL's ratios.
 
 .. hm-sms-table:: DTYPE SHAPE
    scripts/fewer_sms.sh's recorded table (results/h200/fewer_sms/table.json) at one shape,
