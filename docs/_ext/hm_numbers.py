@@ -202,7 +202,9 @@ def decode_rows(rows, dtype, protocol):
     return [r for r in rows if r["dtype"] == dtype and r["m"] <= 256]
 
 
-def hbm_range(app, text):
+def _share_range(app, text, share):
+    """``IMPL DTYPE PROTOCOL MAX_M``: the lowest and highest of share(app, row, protocol)
+    over IMPL's decode shapes with M ≤ MAX_M."""
     impl, dtype, protocol, max_m = _args(text, [4])
     try:
         max_m = int(max_m)
@@ -214,8 +216,12 @@ def hbm_range(app, text):
     if not mine:
         raise NumberError(f"no {protocol} result for {impl} {dtype} on a decode shape "
                           f"of M ≤ {max_m}")
-    shares = [_hbm_share(app, r, protocol) for r in mine]
+    shares = [share(app, r, protocol) for r in mine]
     return f"{_percent(min(shares))[:-1]}–{_percent(max(shares))}"
+
+
+def hbm_range(app, text):
+    return _share_range(app, text, _hbm_share)
 
 
 def _of_read(app, row, protocol):
@@ -234,19 +240,7 @@ def of_read(app, text):
 
 
 def of_read_range(app, text):
-    impl, dtype, protocol, max_m = _args(text, [4])
-    try:
-        max_m = int(max_m)
-    except ValueError:
-        raise NumberError(f"MAX_M '{max_m}' is not a number")
-    rows, _ = _rows(app, protocol, dtype)
-    mine = [r for r in decode_rows(rows, dtype, protocol)
-            if r["impl"] == impl and r["m"] <= max_m]
-    if not mine:
-        raise NumberError(f"no {protocol} result for {impl} {dtype} on a decode shape "
-                          f"of M ≤ {max_m}")
-    shares = [_of_read(app, r, protocol) for r in mine]
-    return f"{_percent(min(shares))[:-1]}–{_percent(max(shares))}"
+    return _share_range(app, text, _of_read)
 
 
 def read_role(app, text):
