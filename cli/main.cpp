@@ -369,9 +369,12 @@ void write_run_json(std::ostream& f, const Run& run) {
     if (e.error.empty()) {
       const double ms = e.median_ms();
       f << ", \"median_ms\": " << ms;
-      if (e.roofline) f << ", \"roofline\": true";  // computes nothing: no TFLOPS or ratio
-      if (!e.roofline) f << ", \"tflops\": " << p.flops() / (ms * 1e-3) / 1e12;
-      if (run.has_cublas() && !e.roofline) f << ", \"ratio_to_cublas\": " << cublas_ms / ms;
+      if (e.roofline) {
+        f << ", \"roofline\": true";  // computes nothing: no TFLOPS or ratio
+      } else {
+        f << ", \"tflops\": " << p.flops() / (ms * 1e-3) / 1e12;
+        if (run.has_cublas()) f << ", \"ratio_to_cublas\": " << cublas_ms / ms;
+      }
       f << ", \"samples\": " << e.samples_ms.size()
         << ", \"hbm_tbps\": " << p.min_bytes() / (ms * 1e-3) / 1e12
         << ", \"host_us\": " << hm::median(e.host_ms) * 1e3;

@@ -69,15 +69,17 @@ __global__ void __launch_bounds__(kThreads)
   if (acc == sentinel) *sink = acc;
 }
 
-/// The probe kernel's CTAs per SM at full occupancy, for the current device.
-Status probe_ctas_per_sm(int* per_sm) {
-  HM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, read_kernel, kThreads, 0));
-  if (*per_sm < 1) return Status::error("HBM read probe: its kernel cannot run on this GPU");
-  return Status();
-}
-
 /// A word of device memory for the kernels' sentinel store, which never happens in practice.
 __device__ unsigned g_sink;
+
+/// The probe kernel's CTAs per SM at full occupancy on the current device, and the address
+/// of g_sink there.
+Status probe_setup(int* per_sm, unsigned** sink) {
+  HM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(per_sm, read_kernel, kThreads, 0));
+  if (*per_sm < 1) return Status::error("HBM read probe: its kernel cannot run on this GPU");
+  HM_CUDA_TRY(cudaGetSymbolAddress(reinterpret_cast<void**>(sink), g_sink));
+  return Status();
+}
 
 }  // namespace
 
@@ -87,7 +89,8 @@ Status measure_hbm_read(cudaStream_t stream, double* tbps) {
   HM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   HM_CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   int per_sm = 0;
-  HM_TRY(probe_ctas_per_sm(&per_sm));
+  unsigned* sink = nullptr;
+  HM_TRY(probe_setup(&per_sm, &sink));
 
   // The largest buffer that can be had, from 2 GiB down: the smaller it is, the larger the
   // share of a pass that L2 might still hold from the last one.
@@ -110,8 +113,6 @@ Status measure_hbm_read(cudaStream_t stream, double* tbps) {
   const Reads reads = {{static_cast<const uint4*>(buffer.get()), nullptr, nullptr},
                        {count, 0, 0},
                        {0, 0, 0}};
-  unsigned* sink = nullptr;
-  HM_CUDA_TRY(cudaGetSymbolAddress(reinterpret_cast<void**>(&sink), g_sink));
   const LaunchFn pass = [&](int) {
     read_kernel<<<sms * per_sm, kThreads, 0, stream>>>(reads, kSentinel, sink);
     return cuda_status(cudaGetLastError(), "read_kernel<<<…>>>", __FILE__, __LINE__);
@@ -135,8 +136,7 @@ Status read_problem_bytes(const Problem& p, const void* a, const void* b, const 
   int device = 0, sms = 0;
   HM_CUDA_TRY(cudaGetDevice(&device));
   if (asked_device != device) {
-    HM_TRY(probe_ctas_per_sm(&per_sm));
-    HM_CUDA_TRY(cudaGetSymbolAddress(reinterpret_cast<void**>(&sink), g_sink));
+    HM_TRY(probe_setup(&per_sm, &sink));
     asked_device = device;
   }
   HM_TRY(stream_sm_count(stream, &sms));  // fewer than the GPU's in a green context

@@ -1340,11 +1340,10 @@ __global__ void __launch_bounds__(kThreads, 1)
     // The units that computed the rest of the tile are the next ones that begin in it.
     if (kStreamK && w.k_end < sched.k_tiles) {
       const auto begins_in_tile = [&](int u) { return sched.start[u].tile == w.tile; };
-      const auto empty_unit = [&](int u) { return unit_empty(sched, u); };
       const auto slot_of = [&](int u) { return (u * kCtas + rank) * kConsumers + consumer; };
       if constexpr (kBN == BN) {  // one at a time: 256 columns leave no registers for two
         for (int other = cluster + 1; begins_in_tile(other); ++other) {
-          if (empty_unit(other)) continue;
+          if (unit_empty(sched, other)) continue;
           if (threadIdx.x % 128 == 0) {
             while (ld_acquire_gpu(flags + slot_of(other)) == 0) {
             }
@@ -1361,7 +1360,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         while (begins_in_tile(last)) ++last;
 #pragma unroll 1
         for (int other = cluster + 1 + int(threadIdx.x % 128); other < last; other += 128) {
-          if (empty_unit(other)) continue;
+          if (unit_empty(sched, other)) continue;
           while (ld_acquire_gpu(flags + slot_of(other)) == 0) {
           }
           flags[slot_of(other)] = 0;
@@ -1369,7 +1368,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         named_barrier_sync(kBarEpilogue + consumer, 128);
         const auto next_slot = [&](int* u) {  // the next non-empty unit's slot, or -1
           for (; *u < last; ++*u)
-            if (!empty_unit(*u)) return slot_of((*u)++);
+            if (!unit_empty(sched, *u)) return slot_of((*u)++);
           return -1;
         };
 #pragma unroll 1
@@ -1785,7 +1784,9 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
       chosen.sk_tiles > chosen.tiles || (chosen.units > 0) != (chosen.sk_tiles > 0) ||
       chosen.min_slices < 1)
     return hm::Status::error(HM_VERSION ": a schedule that does not fit this problem or GPU");
-  const Schedule sched = with_unit_starts(chosen);  // a test's forced one has none yet
+  // make_schedule() has filled the units' starts; a test's forced schedule, checked first
+  // (with_unit_starts() divides by its K slices), has none yet.
+  const Schedule sched = how.forced ? with_unit_starts(chosen) : chosen;
   const int ctas = kCtas * sched.workers;
   uint32_t* flags = nullptr;
   float4* partials = nullptr;

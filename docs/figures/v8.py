@@ -84,7 +84,7 @@ def candidates(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
         sk_tiles = tiles - dp_waves * max_workers
         sk_slices = sk_tiles * k_tiles
         most = sk_slices // min_slices  # units of min_slices or more
-        units = min(most, min(max_workers, MAX_UNITS))
+        units = min(most, max_workers, MAX_UNITS)
         if units > sk_tiles and not cross:
             units -= units % sk_tiles  # the same units per tile
         if units < 2:
