@@ -487,16 +487,13 @@ TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
         std::vector<int> done(size_t(tiles) * k_tiles, 0), owners(size_t(tiles), 0);
         std::vector<std::vector<int>> handed(static_cast<size_t>(tiles));  // who hands over
         std::vector<int> waits_for(size_t(tiles), -1);        // the owner's unit, if it waits
-        bool crossing = false;  // some unit takes pieces of two tiles: not split-K
         for (int worker = 0; worker < s.workers; ++worker) {
           v8_stream_k::WorkUnit w;
           bool handed_over = false, waited = false;
-          int shared_pieces = 0;  // of stream-K tiles
           for (int u = 0; v8_stream_k::work_unit(s, worker, u, &w); ++u) {
             ASSERT_TRUE(w.tile >= 0 && w.tile < tiles && w.k_begin >= 0 && w.k_begin < w.k_end &&
                         w.k_end <= k_tiles)
                 << "worker " << worker << " piece " << u;
-            if (w.tile < s.sk_tiles && ++shared_pieces > 1) crossing = true;
             for (int kt = w.k_begin; kt < w.k_end; ++kt) ++done[size_t(w.tile) * k_tiles + kt];
             if (w.k_begin > 0) {
               ASSERT_FALSE(waited) << "a worker hands over before it waits, and only once";
@@ -515,7 +512,6 @@ TEST(StreamK, EverySliceComputedOnceAndEveryTileOwnedOnceV8) {
               ASSERT_GE(w.k_end - w.k_begin, s.min_slices) << "a piece of a shared tile";
           }
         }
-        ASSERT_EQ(s.split_k, s.units > 0 && !crossing) << "split-K: one piece per unit";
         for (size_t i = 0; i < done.size(); ++i)
           ASSERT_EQ(done[i], 1) << "slice " << i % k_tiles << " of tile " << i / k_tiles << ", "
                                 << tiles << " tiles of " << k_tiles << " on " << workers;
@@ -561,7 +557,6 @@ TEST(StreamK, ScheduleRuleV8) {
   EXPECT_EQ(decode.sk_tiles, 40);
   EXPECT_EQ(decode.units, 120) << "3 units per tile, none straddling two: 12 SMs idle";
   EXPECT_EQ(decode.min_slices, 1) << "small-M units split anywhere";
-  EXPECT_TRUE(decode.split_k) << "so a tile's three pieces finish it together";
   const v8_stream_k::Tiling rows64{true, 64, 64};
   EXPECT_EQ(sk(80, 80, rows64).units, 0) << "64x5120x5120: 80 tiles of 64 rows, each whole";
   const v8_stream_k::Schedule narrow = sk(32, 80, rows64);  // 64x2048x5120
@@ -571,7 +566,6 @@ TEST(StreamK, ScheduleRuleV8) {
   const v8_stream_k::Schedule crossing = sk(216, 80, m1);  // 1x27648x5120: 216 of C^T
   EXPECT_EQ(crossing.sk_tiles, 84) << "a whole wave, then the 84 tiles left, at least 132 / 3";
   EXPECT_EQ(crossing.units, 132) << "shared by every SM, units crossing tile edges";
-  EXPECT_FALSE(crossing.split_k);
   const v8_stream_k::Schedule few_left = sk(144, 80, m1);  // 1x18432x5120
   EXPECT_EQ(few_left.sk_tiles, 144) << "12 tiles left, fewer than 132 / 3: every tile shared";
   EXPECT_EQ(few_left.units, 132);
@@ -579,9 +573,6 @@ TEST(StreamK, ScheduleRuleV8) {
   EXPECT_EQ(later.sk_tiles, 184) << "after three full waves: the last one shared as well";
   const v8_stream_k::Schedule wide = sk(216, 80, m256);  // 256x27648x5120
   EXPECT_EQ(wide.sk_tiles, 216) << "256 columns: every tile shared, as v7's tiles would be";
-  const v8_stream_k::Schedule thirds = sk(40, 80, m256);  // 256x5120x5120
-  EXPECT_EQ(thirds.units, 120) << "40 tiles of 256 columns, each split in three";
-  EXPECT_TRUE(thirds.split_k) << "their pieces finish each tile together (step 12b)";
 }
 
 // The small-M rule the chapter explains: M ≤ 64 and 128 < M ≤ 256, and M ≤ 128 where v7's

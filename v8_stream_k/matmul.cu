@@ -620,9 +620,6 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_STREAM_K_CROSS
 #define HM_STREAM_K_CROSS 1
 #endif
-#ifndef HM_STREAM_K_SPREAD
-#define HM_STREAM_K_SPREAD 1
-#endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
@@ -803,11 +800,6 @@ constexpr int kMinGainPercent = HM_STREAM_K_MIN_GAIN;
 /// M <= 128, and slower where the partial wave is smaller (2-8%) or follows more full waves
 /// (up to 9%).
 constexpr bool kStreamKCross = HM_STREAM_K_CROSS;
-/// Where split-K shares tiles 256 columns wide (Schedule::split_k), the tile's pieces finish
-/// it together, each adding up and storing some of its 64-column chunks (step 11), instead
-/// of one owner reading every other piece's whole partial tile after its own K loop.  Off
-/// (0), the owner adds them all, as where units cross tile edges.
-constexpr bool kStreamKSpread = HM_STREAM_K_SPREAD;
 /// One consumer's partial accumulators in the workspace: 128 threads × BN / 2 floats.
 constexpr int kPartialBytes = 128 * (BN / 2) * 4;
 
@@ -875,17 +867,11 @@ __host__ __device__ int64_t unit_begin(const Schedule& s, int unit) {
 }
 
 /// `s` with start[] filled, where it has stream-K units: unit_begin() of every unit
-/// u ≤ units (at most kMaxUnits), as a tile and a K slice; and split_k, whether no unit's
-/// last slice lies in a later tile than its first.  Host and device.
+/// u ≤ units (at most kMaxUnits), as a tile and a K slice.  Host and device.
 __host__ __device__ Schedule with_unit_starts(Schedule s) {
   for (int u = 0; s.units > 0 && u <= s.units && u <= kMaxUnits; ++u) {
     const int64_t begin = unit_begin(s, u);
     s.start[u] = {int(begin / s.k_tiles), int(begin % s.k_tiles)};
-  }
-  s.split_k = s.units > 0;
-  for (int u = 0; u < s.units && u < kMaxUnits; ++u) {
-    const UnitStart begin = s.start[u], end = s.start[u + 1];
-    if ((end.k > 0 ? end.tile : end.tile - 1) > begin.tile) s.split_k = false;
   }
   return s;
 }
@@ -1287,22 +1273,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     // writes them to this CTA's slot of the workspace in each thread's own order, 16 bytes
     // at a time with the warpgroup's 128 threads side by side, raises the slot's flag, and
     // moves on.  Threads whose two rows both lie past m write nothing; the owner's threads
-    // of the same rows read nothing.  (Where split-K shares tiles of 256 columns, step 12b
-    // instead.)
+    // of the same rows read nothing.
     const int slot = blockIdx.x * kConsumers + consumer;  // this CTA's, for this consumer
     const bool rows_in = tc.m * kBM + consumer * WM + warp * 16 + g < m;
     const auto partial = [&](int of) {
       return partials + size_t(of) * (kPartialBytes / 16) + threadIdx.x % 128;
     };
-    const auto slot_of = [&](int u) { return (u * kCtas + rank) * kConsumers + consumer; };
-    const bool spread = kStreamK && kStreamKSpread && kBN == BN && sched.split_k &&
-                        (w.k_begin > 0 || w.k_end < sched.k_tiles);  // a piece of a tile
-    constexpr int kChunks = (kBN + kStoreCols - 1) / kStoreCols;  // of 64 columns, step 13
-    int lo = 0, hi = kChunks;  // the chunks of the tile that this piece stores
-    const auto stores = [&](int j) {  // whether n8 block j of the accumulators is in them
-      return j >= lo * (kStoreCols / 8) && j < hi * (kStoreCols / 8);
-    };
-    if (kStreamK && !spread && w.k_begin > 0) {
+    if (kStreamK && w.k_begin > 0) {
       if (rows_in)
 #pragma unroll
         for (int j = 0; j < kBN / 8; ++j)
@@ -1321,8 +1298,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     // + i, + 128, …, all flags at once, and the sums come two at a time, both loaded before
     // either is added.
     // The units that computed the rest of the tile are the next ones that begin in it.
-    if (kStreamK && !spread && w.k_end < sched.k_tiles) {
+    if (kStreamK && w.k_end < sched.k_tiles) {
       const auto begins_in_tile = [&](int u) { return sched.start[u].tile == w.tile; };
+      const auto slot_of = [&](int u) { return (u * kCtas + rank) * kConsumers + consumer; };
       if constexpr (kBN == BN) {  // one at a time: 256 columns leave no registers for two
         for (int other = cluster + 1; begins_in_tile(other); ++other) {
           if (unit_empty(sched, other)) continue;
@@ -1372,55 +1350,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
 
-    // Step 12b: where split-K shares a tile of 256 columns, each unit being one piece of one
-    // tile, the tile's pieces run at the same time and finish it together: its kChunks
-    // chunks of 64 columns are dealt out in unit order, piece r of P storing chunks
-    // [⌈r·kChunks / P⌉, ⌈(r + 1)·kChunks / P⌉), every piece when P ≤ kChunks.  Each piece
-    // writes the chunks that others store to its slot and raises the slot's flag by the
-    // number of pieces that will read it; then, if it stores any, waits for each other
-    // piece's flag in unit order, lowers it by one and adds that piece's sums of its own
-    // chunks.  Every piece writes before it waits, so all of a tile's pieces get past their
-    // waits, and the last reader of a flag leaves it at zero for the next launch.  The sums
-    // of each chunk are added in the same order on every run.  One owner reading two whole
-    // partial tiles of 128 KiB, one after the other, after its own K loop measured ~8% of
-    // 256x5120x5120's time (docs/notes/performance-log.md).
-    if (spread) {
-      int first = cluster, last = cluster + 1;  // units first … last - 1 begin in the tile
-      while (first > 0 && sched.start[first - 1].tile == w.tile) --first;
-      while (sched.start[last].tile == w.tile) ++last;
-      int r = 0, pieces = 0;  // this piece's place among the tile's non-empty units, and theirs
-      for (int u = first; u < last; ++u) {
-        if (unit_empty(sched, u)) continue;
-        r += u < cluster;
-        ++pieces;
-      }
-      lo = (r * kChunks + pieces - 1) / pieces;
-      hi = ((r + 1) * kChunks + pieces - 1) / pieces;
-      if (rows_in)
-#pragma unroll
-        for (int j = 0; j < kBN / 8; ++j)
-          if (!stores(j))
-            st_global_cg(partial(slot) + 128 * j,
-                         make_float4(acc[4 * j], acc[4 * j + 1], acc[4 * j + 2], acc[4 * j + 3]));
-      named_barrier_sync(kBarEpilogue + consumer, 128);
-      const int readers = min(pieces, kChunks) - (hi > lo ? 1 : 0);  // pieces that store some
-      if (threadIdx.x % 128 == 0) red_release_gpu(flags + slot, uint32_t(readers));
-      if (hi == lo) continue;  // more pieces than chunks: nothing of the tile to store
-      for (int other = first; other < last; ++other) {
-        if (other == cluster || unit_empty(sched, other)) continue;
-        if (threadIdx.x % 128 == 0) {
-          while (ld_acquire_gpu(flags + slot_of(other)) == 0) {
-          }
-          atom_add_global(flags + slot_of(other), ~0u);  // one reader fewer
-        }
-        named_barrier_sync(kBarEpilogue + consumer, 128);
-        if (rows_in)
-#pragma unroll
-          for (int j = 0; j < kBN / 8; ++j)
-            if (stores(j)) add(ld_global_cg(partial(slot_of(other)) + 128 * j), j);
-      }
-    }
-
     // Step 13: the epilogue, while the producer already loads the next piece.
     if constexpr (kTmaStore) {
       // Through shared memory, kStoreCols columns at a time: wait until TMA has read the
@@ -1434,18 +1363,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       // A tile of 64 columns or fewer is one chunk, always in buffer 0: wait for the last
       // store.  A narrower one fills the chunk's first kBN rows of C; TMA clips the rest,
       // which lie past M.
-      // A piece of step 12b stores chunks lo … hi - 1 in the buffers that a whole tile's last
-      // hi - lo chunks take, so the next tile starts on buffer 0 as ever; before its first
-      // it waits until TMA has read every earlier store.
+      constexpr int kChunks = (kBN + kStoreCols - 1) / kStoreCols;
       constexpr int kChunkCols = kBN < kStoreCols ? kBN : kStoreCols;
       constexpr int kBuffersUsed = kChunks < kStoreBuffers ? kChunks : kStoreBuffers;
 #pragma unroll
       for (int chunk = 0; chunk < kChunks; ++chunk) {
-        if (chunk < lo || chunk >= hi) continue;
-        const int taken = (chunk + kChunks - hi) % kStoreBuffers;  // chunk % kStoreBuffers, whole
-        const uint32_t buffer = sC + (consumer * kStoreBuffers + taken) * kStoreBytes;
-        if (leader && chunk == lo && hi - lo < kChunks) bulk_wait_group_read<0>();
-        else if (leader) bulk_wait_group_read<kBuffersUsed - 1>();
+        const uint32_t buffer =
+            sC + (consumer * kStoreBuffers + chunk % kStoreBuffers) * kStoreBytes;
+        if (leader) bulk_wait_group_read<kBuffersUsed - 1>();
         named_barrier_sync(kBarEpilogue + consumer, 128);
         const int row = warp * 16 + g;  // and row + 8: the same swizzle, row % 8 is equal
         if constexpr (kTransposed) {
@@ -1491,7 +1416,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       // its columns is two rows of C, so each value goes out alone.
 #pragma unroll
       for (int j = 0; j < kBN / 8; ++j) {
-        if (!stores(j)) continue;  // another piece's (step 12b)
         const int row = tc.m * kBM + consumer * WM + warp * 16 + g;
         const int col = tc.n * kBN + j * 8 + 2 * t;
         store_pair_transposed(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
@@ -1502,7 +1426,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       // and the consumers store C themselves, as in v5.
 #pragma unroll
       for (int j = 0; j < kBN / 8; ++j) {
-        if (!stores(j)) continue;  // another piece's (step 12b)
         const int row = tc.m * kBM + consumer * WM + warp * 16 + g;
         const int col = tc.n * kBN + j * 8 + 2 * t;
         store_pair(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);

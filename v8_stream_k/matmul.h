@@ -61,10 +61,6 @@ struct Schedule {
   int sk_tiles;  ///< the first sk_tiles tiles are stream-K tiles; 0: v7's schedule
   int units;     ///< stream-K units, at most kMaxUnits
   int min_slices;  ///< the smallest piece of a shared tile, in K slices (kMinUnitSlices)
-  /// No stream-K unit crosses a tile's edge: each unit is one piece of one tile (split-K,
-  /// stream-K's simple case), so a tile's pieces run at the same time and may finish it
-  /// together (with_unit_starts() sets it).
-  bool split_k;
   /// start[u] for u ≤ units: unit_begin(u) as a tile and a slice, start[units] the end of
   /// the last unit (with_unit_starts(); make_schedule() returns them filled).  The kernel
   /// reads its pieces and the fix-up's units from here: unit_begin()'s 64-bit divisions in
