@@ -86,8 +86,9 @@ options:
 HBM TB/s is the fewest bytes the problem moves, 2·(M·K + N·K + M·N) (A and B read once, C
 written once), over the median time: memory-bound (decode) shapes are judged against the
 read bandwidth, which ladder and sweep measure once at start and print.  The host's
-time in each launch call is in the JSON (host_us); where it is about a kernel's time, a note
-says that its launches, queued back to back, waited for the host.
+time in each launch call is in the JSON (host_us), timed with a few launches queued (before
+the settling launches, which fill the queue); where it is about a kernel's time, a note says
+that its launches, queued back to back, waited for the host.
 )";
 
 constexpr int kExitFailed = 1;  // a check failed, or the GPU is missing or unusable
@@ -237,7 +238,7 @@ struct Entry {
   std::function<hm::Status(const hm::Problem&, const void*, const void*, void*, cudaStream_t)>
       launch;
   std::vector<double> samples_ms;
-  std::vector<double> host_ms;  // the host's time in each timed launch call
+  std::vector<double> host_ms;  // the host's time in launch calls into a short queue
   hm::Comparison check;
   bool checked = false;
   std::string error;  // set when the implementation could not run at all
@@ -292,6 +293,9 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
   // untimed for about --settle-ms: its timed launches then run at the clock its own power
   // allows, not at the one the implementation before it left behind.  The number of
   // settling launches comes from a first estimate of one launch's time.
+  // The host's time in a launch call is taken there too, with a few launches queued: the
+  // settling launches fill the stream's queue, and then every call waits for a slot, about
+  // one kernel's time, whatever the host's own work.
   // --busy-sms: the other kernel holds its SMs through all the timed launches (and nothing
   // from here to its stop allocates or frees, which would wait for it).
   if (o.busy_sms > 0) HM_TRY(busy->start(o.busy_sms));
@@ -306,7 +310,9 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
     Entry& e = run->entries[i];
     if (!e.error.empty()) continue;
     std::vector<double> first;
-    if (const hm::Status s = hm::time_launches(launcher(e), o.warmup, 3, stream, &first); !s.ok())
+    if (const hm::Status s = hm::time_launches(launcher(e), o.warmup, 3, stream, &first,
+                                               {.host_ms = &e.host_ms});
+        !s.ok())
       e.error = s.message();
     const double launch_ms = std::max(hm::median(first), 1e-3);
     settle[i] = int(std::clamp(std::ceil(o.settle_ms / launch_ms), 1.0, 1e6));
@@ -316,9 +322,10 @@ hm::Status measure(const Options& o, const hm::DeviceInfo& info, hm::Cublas* cub
       Entry& e = run->entries[i];
       if (!e.error.empty()) continue;
       const int untimed = o.settle_ms > 0 ? settle[i] : round == 0 ? o.warmup : 1;
+      std::vector<double>* host_ms = o.settle_ms > 0 ? nullptr : &e.host_ms;
       if (const hm::Status s = hm::time_launches(launcher(e), untimed, o.reps, stream,
                                                  &e.samples_ms,
-                                                 {.host_ms = &e.host_ms, .batch = o.batch});
+                                                 {.host_ms = host_ms, .batch = o.batch});
           !s.ok())
         e.error = s.message();
     }
