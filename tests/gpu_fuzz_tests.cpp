@@ -463,6 +463,33 @@ TEST(CliReadRoofline, ThePlainReadRejectsWhatAMatmulWould) {
   EXPECT_NE(s.message().find("aligned"), std::string::npos) << s.message();
 }
 
+// On the GPU: a launch call into a full queue waits for a slot, about one kernel's time,
+// and the settling launches fill the stream's queue; so the sweep times the host's calls
+// before them, with a few launches queued, and at 4096³ (~0.2 ms a launch) they come out a
+// small part of the kernel's time, for cuBLAS and for v8 alike.
+TEST(CliTiming, TheHostsLaunchCallIsTimedWithAShortQueue) {
+  SKIP_WITHOUT_SM90();
+  const std::string json = ::testing::TempDir() + "host_calls.json";
+  const auto [code, out] = run_cli("sweep --shapes 4096x4096x4096 --versions v8_stream_k "
+                                   "--rounds 1 --reps 5 --settle-ms 100 --json " + json);
+  ASSERT_EQ(code, 0) << out;
+  std::ifstream file(json);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  int rows = 0;
+  for (size_t at = text.find("{\"name\": \""); at != std::string::npos;
+       at = text.find("{\"name\": \"", at + 1)) {
+    const std::string row = text.substr(at, text.find('}', at) - at);
+    const size_t ms = row.find("\"median_ms\": "), host = row.find("\"host_us\": ");
+    if (ms == std::string::npos) continue;  // the GPU's name in the environment
+    ASSERT_NE(host, std::string::npos) << row;
+    const double kernel_us = std::stod(row.substr(ms + 13)) * 1e3;
+    const double host_us = std::stod(row.substr(host + 11));
+    EXPECT_LT(host_us, 0.25 * kernel_us) << row;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2) << text;
+}
+
 // On the GPU: a sweep with the plain read writes it beside the matmuls, as a roofline with
 // its HBM TB/s and neither TFLOPS nor a ratio to cuBLAS; C's bytes, 3 × 5 elements, end in a
 // tail of 14 bytes that the read takes two at a time.
