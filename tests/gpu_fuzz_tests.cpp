@@ -402,6 +402,17 @@ std::pair<int, std::string> run_cli(const std::string& args) {
   return run_shell(std::string(HM_CLI_PATH) + " " + args);
 }
 
+/// The whole of the file at `path` (a JSON file the tool wrote), or "" if it cannot be read.
+std::string file_text(const std::string& path) {
+  std::ifstream file(path);
+  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
+}
+
+/// The flat JSON object of the tool's output that starts at `at`, up to its closing brace.
+std::string object_at(const std::string& text, size_t at) {
+  return text.substr(at, text.find('}', at) - at);
+}
+
 // The repro command's flags are the command-line tool's: the same command, for every
 // version, with K = 12, which the tool rejects as a problem (exit 1, before any GPU is
 // needed) and not as a usage error (exit 2).
@@ -473,12 +484,11 @@ TEST(CliTiming, TheHostsLaunchCallIsTimedWithAShortQueue) {
   const auto [code, out] = run_cli("sweep --shapes 4096x4096x4096 --versions v8_stream_k "
                                    "--rounds 1 --reps 5 --settle-ms 100 --json " + json);
   ASSERT_EQ(code, 0) << out;
-  std::ifstream file(json);
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string text = file_text(json);
   int rows = 0;
   for (size_t at = text.find("{\"name\": \""); at != std::string::npos;
        at = text.find("{\"name\": \"", at + 1)) {
-    const std::string row = text.substr(at, text.find('}', at) - at);
+    const std::string row = object_at(text, at);
     const size_t ms = row.find("\"median_ms\": "), host = row.find("\"host_us\": ");
     if (ms == std::string::npos) continue;  // the GPU's name in the environment
     ASSERT_NE(host, std::string::npos) << row;
@@ -501,12 +511,11 @@ TEST(CliReadRoofline, TheSweepRecordsThePlainReadAsARoofline) {
                                    "--settle-ms 0 --json " + json);
   ASSERT_EQ(code, 0) << out;
   EXPECT_NE(out.find(" read "), std::string::npos) << out;
-  std::ifstream file(json);
-  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::string text = file_text(json);
   for (size_t at = 0, runs = 0; runs < 2; ++runs) {
     at = text.find("{\"name\": \"read\"", at);
     ASSERT_NE(at, std::string::npos) << "run " << runs << ":\n" << text;
-    const std::string row = text.substr(at, text.find('}', at) - at);
+    const std::string row = object_at(text, at);
     EXPECT_NE(row.find("\"roofline\": true"), std::string::npos) << row;
     EXPECT_NE(row.find("\"hbm_tbps\": "), std::string::npos) << row;
     EXPECT_EQ(row.find("tflops"), std::string::npos) << row;
