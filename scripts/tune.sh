@@ -21,8 +21,8 @@
 # runs `hopper-matmul sweep --versions VERSION --rounds 3 --settle-ms 100` on them, in
 # HM_TUNE_PASSES passes (default 2), each pass running every variant once in its own
 # process: one process's spread on a decode shape is several percent, so a gain must show
-# in every pass.  Even then, two builds whose measured kernels were the same differed by up
-# to 2.7% on one shape in all three passes, and by 0.5% in the geometric mean
+# in every pass.  Even then, two builds whose measured kernels did the same work differed by
+# up to 2.7% on one shape in all three passes, and by 0.5% in the geometric mean
 # (docs/notes/performance-log.md, twenty-fourth session): add a control variant that
 # changes nothing (e.g. same="-DHM_X_SAME=1") and read a gain against its spread.  A table
 # of ratios to cuBLAS per shape, variant and pass is printed last, with each pass's
