@@ -151,6 +151,28 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+/// .L2::cache_hint` — tma_load_2d() whose reads of global memory carry an L2 cache policy
+/// (createpolicy_evict_first()).  PTX ISA §9.7.9.25.5.1.
+__device__ __forceinline__ void tma_load_2d_hint(uint32_t dst, const CUtensorMap* map,
+                                                 uint32_t bar, int32_t col, int32_t row,
+                                                 uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".L2::cache_hint [%0], [%1, {%3, %4}], [%2], %5;" ::"r"(dst),
+      "l"(map), "r"(bar), "r"(col), "r"(row), "l"(policy)
+      : "memory");
+}
+
+/// `createpolicy.fractional.L2::evict_first.b64` — an L2 cache policy under which every line
+/// that an access carrying it brings into L2 is among the first to leave it.  PTX ISA, Data
+/// Movement and Conversion Instructions: createpolicy.
+__device__ __forceinline__ uint64_t createpolicy_evict_first() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
 /// `bar.sync id, count` — a barrier of `count` threads (whole warps) on hardware barrier
 /// `id`; barrier 0 is __syncthreads'.  PTX ISA §9.7.13.1.
 __device__ __forceinline__ void named_barrier_sync(uint32_t id, uint32_t count) {
@@ -659,6 +681,9 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_STREAM_K_CROSS
 #define HM_STREAM_K_CROSS 1
 #endif
+#ifndef HM_SMALL_M_EVICT_FIRST
+#define HM_SMALL_M_EVICT_FIRST 1
+#endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
@@ -676,6 +701,20 @@ constexpr int kSmallMRingBytes = HM_SMALL_M_RING_KIB * 1024;
 /// (n % 8 == 0): stmatrix's transposing stores turn a chunk of its tile of Cᵀ into a box of
 /// C.  Off (0), each thread stores its values of C one by one, as without TMA.
 constexpr bool kSmallMTmaStore = HM_SMALL_M_TMA_STORE;
+/// The small-M kernel loads the weights, each read once, with an L2 policy that makes them
+/// the first lines to leave L2 (createpolicy_evict_first()), where its tile of Cᵀ has at
+/// most 64 token columns (evict_weights_first()).  A decode launch streams more weights than
+/// L2 holds: with the default policy they evict the tokens, the partial sums and what the
+/// next launch starts from.  Measured on the H200 (docs/notes/performance-log.md): each CTA
+/// reaches its first copy 0.18 µs sooner, and the decode shapes of M <= 64 gain 1-4%; with
+/// 128 token columns 128×5120×5120 lost 1-4%, and M = 256 was level.  Off (0), the default
+/// policy everywhere.
+constexpr bool kSmallMEvictFirst = HM_SMALL_M_EVICT_FIRST;
+/// Whether a kernel loads its weights evict-first: the small-M kernel (`transposed`) of a
+/// tile `bn` <= 64 token columns wide, where the launch is bound by the weights' bytes.
+__host__ __device__ constexpr bool evict_weights_first(bool transposed, int bn) {
+  return kSmallMEvictFirst && transposed && bn <= 64;
+}
 /// The rows of the small-M kernel's tile of B that TMA fills, for a tile `bn` columns wide
 /// and `m` rows of A: M rounded up to 8, at most bn.  Rows past M would be zeros that TMA
 /// writes, and at M = 1 writing 63 rows of zeros per slice measured slower than reading the
@@ -1142,7 +1181,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                           "empty");
           mbarrier_wait(empty + 8 * s, ((it / kStages) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileA + b_bytes);
-          tma_load_2d(sA + s * kTileA, &tma_a, full + 8 * s, kt * BK, tc.m * kBM);
+          if constexpr (evict_weights_first(kTransposed, kBN))  // A: the weights, read once
+            tma_load_2d_hint(sA + s * kTileA, &tma_a, full + 8 * s, kt * BK, tc.m * kBM,
+                             createpolicy_evict_first());
+          else
+            tma_load_2d(sA + s * kTileA, &tma_a, full + 8 * s, kt * BK, tc.m * kBM);
           const uint32_t share = sB + s * kTileBBytes + rank * kShareBBytes;
           if constexpr (kCtas == 1)
             tma_load_2d(share, &tma_b, full + 8 * s, kt * BK, tc.n * kBN);
