@@ -702,19 +702,14 @@ constexpr int kSmallMRingBytes = HM_SMALL_M_RING_KIB * 1024;
 /// C.  Off (0), each thread stores its values of C one by one, as without TMA.
 constexpr bool kSmallMTmaStore = HM_SMALL_M_TMA_STORE;
 /// The small-M kernel loads the weights, each read once, with an L2 policy that makes them
-/// the first lines to leave L2 (createpolicy_evict_first()), where its tile of Cᵀ has at
-/// most 64 token columns (evict_weights_first()).  A decode launch streams more weights than
-/// L2 holds: with the default policy they evict the tokens, the partial sums and what the
-/// next launch starts from.  Measured on the H200 (docs/notes/performance-log.md): each CTA
-/// reaches its first copy 0.18 µs sooner, and the decode shapes of M <= 64 gain 1-4%; with
-/// 128 token columns 128×5120×5120 lost 1-4%, and M = 256 was level.  Off (0), the default
-/// policy everywhere.
+/// the first lines to leave L2 (createpolicy_evict_first()).  A decode launch streams more
+/// weights than L2 holds: with the default policy they evict the tokens, the partial sums
+/// and what the next launch starts from.  Measured on the H200 (docs/notes/performance-log.md):
+/// each CTA reaches its first copy 0.18 µs sooner; launch by launch, v8's decode launches
+/// run 5% shorter at M <= 64 and up to 7% at M = 128 and 256; sustained, the decode shapes
+/// gain about 1% in the geometric mean, and 128×5120×5120 loses 1-4%.  Off (0), the default
+/// policy.
 constexpr bool kSmallMEvictFirst = HM_SMALL_M_EVICT_FIRST;
-/// Whether a kernel loads its weights evict-first: the small-M kernel (`transposed`) of a
-/// tile `bn` <= 64 token columns wide, where the launch is bound by the weights' bytes.
-__host__ __device__ constexpr bool evict_weights_first(bool transposed, int bn) {
-  return kSmallMEvictFirst && transposed && bn <= 64;
-}
 /// The rows of the small-M kernel's tile of B that TMA fills, for a tile `bn` columns wide
 /// and `m` rows of A: M rounded up to 8, at most bn.  Rows past M would be zeros that TMA
 /// writes, and at M = 1 writing 63 rows of zeros per slice measured slower than reading the
@@ -1181,7 +1176,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                           "empty");
           mbarrier_wait(empty + 8 * s, ((it / kStages) & 1) ^ 1, "empty");
           mbarrier_arrive_expect_tx(full + 8 * s, kTileA + b_bytes);
-          if constexpr (evict_weights_first(kTransposed, kBN))  // A: the weights, read once
+          if constexpr (kTransposed && kSmallMEvictFirst)  // A is the weights: read once
             tma_load_2d_hint(sA + s * kTileA, &tma_a, full + 8 * s, kt * BK, tc.m * kBM,
                              createpolicy_evict_first());
           else
