@@ -9,7 +9,9 @@
 # macros carry no version in their name, so the other versions keep their defaults), then run one after another with `hopper-matmul ladder` at 8192³
 # bf16 (override with HM_TUNE_ARGS), so that every variant is measured against cuBLAS and
 # against the previous version in the same process.  The log is appended to
-# OUTDIR/tune.txt; a table of ratios is printed last.
+# OUTDIR/tune.txt, each variant's JSON results (result.json, bench.json, sweep_PASS.json) are
+# copied to OUTDIR/NAME, so that a device call brings them back, and a table of ratios is
+# printed last.
 #
 # With HM_TUNE_BENCH set to a benchmark filter (e.g. 'bf16/square/8192x8192x8192'), each
 # variant's hm_bench is built too and run with that filter and HM_TUNE_REPS repetitions
@@ -93,6 +95,15 @@ if [ -n "${HM_TUNE_SWEEP:-}" ]; then
     done
   done
 fi
+
+for variant in "$@"; do
+  name=${variant%%=*}
+  mkdir -p "$out/$name"
+  for f in build/tune/"$name"/result.json build/tune/"$name"/bench.json \
+      build/tune/"$name"/sweep_*.json; do
+    if [ -f "$f" ]; then cp "$f" "$out/$name/"; fi
+  done
+done
 
 echo "-- tune $version ($args)"
 python3 - "$version" "$@" <<'PY'
