@@ -668,8 +668,8 @@ constexpr bool kSmallMTmaStore = HM_SMALL_M_TMA_STORE;
 /// and what the next launch starts from.  Measured on the H200 (docs/notes/performance-log.md):
 /// each CTA reaches its first copy 0.18 µs sooner; launch by launch, v8's decode launches
 /// run 5% shorter at M <= 64 and up to 7% at M = 128 and 256; sustained, the decode shapes
-/// gain about 1% in the geometric mean, and 128×5120×5120 loses 1-4%.  Off (0), the default
-/// policy.
+/// gain about 1% in the geometric mean (128×5120×5120 from 4% slower to level, by sweep).
+/// Off (0), the default policy.
 constexpr bool kSmallMEvictFirst = HM_SMALL_M_EVICT_FIRST;
 /// The rows of the small-M kernel's tile of B that TMA fills, for a tile `bn` columns wide
 /// and `m` rows of A: M rounded up to 8, at most bn.  Rows past M would be zeros that TMA
