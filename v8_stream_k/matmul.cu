@@ -151,8 +151,8 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       : "memory");
 }
 
-/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-/// .L2::cache_hint` — tma_load_2d() whose reads of global memory carry an L2 cache policy
+/// `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`
+/// `.L2::cache_hint` — tma_load_2d() whose reads of global memory carry an L2 cache policy
 /// (createpolicy_evict_first()).  PTX ISA §9.7.9.25.5.1.
 __device__ __forceinline__ void tma_load_2d_hint(uint32_t dst, const CUtensorMap* map,
                                                  uint32_t bar, int32_t col, int32_t row,
