@@ -61,15 +61,17 @@ if [ -x build/debug/hopper-matmul ]; then
   # 1000 × 12296 × 520 is 392 tiles of 128 × 256, about three per CTA of the persistent
   # versions (whole tiles in v8 too), the last column of tiles 8 wide, 9 K slices; and
   # 129 × 257 × 72 has partial tiles in M, N and K (v8: Cᵀ in three 128 × 256 tiles, its
-  # small-M kernel).  Only the version's own kernels are checked (--kernel-name), and the
-  # runs take --reference cpu: the float64 CPU product, no cuBLAS in the process.  Under
+  # small-M kernel); 136 × 1280 × 4160 is Cᵀ in ten 128 × 256 tiles of 65 K slices, each
+  # split eight ways (v8: an owner adds seven partials of 256 columns, as at 256×5120×5120).
+  # Only the version's own kernels are checked (--kernel-name), and the runs take
+  # --reference cpu: the float64 CPU product, no cuBLAS in the process.  Under
   # racecheck, cuBLAS's own kernels fault ("Internal Sanitizer Error: failed to handle
   # a hardware exception", then an illegal address) when --kernel-name leaves them
   # unchecked, with or without our kernels in the process (the performance log, "racecheck's
   # internal error"); checked against the CPU product instead, every version runs clean.
   for v in $versions; do
     for shape in 200x264x136 200x263x136 64x264x1032 64x1024x4096 1000x12296x520 \
-        129x257x72; do
+        129x257x72 136x1280x4160; do
       IFS=x read -r m n k <<<"$shape"
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool: $v, $shape" >>"$out/sanitizer.log"

@@ -81,6 +81,13 @@ const Shape kShapes[] = {
     // One whole wave of 132 tiles of Cᵀ, then 44 tiles shared by 132 units of 3 slices
     // that cross tile edges; N ragged with n % 8 != 0 (register stores), K ragged.
     {"DecodeAWaveThenUnitsCrossingTiles", 8, 22500, 520},
+    // 128 < M ≤ 256, K > 4096: v8's 128 × 256 tiles of Cᵀ split along K, the pieces'
+    // sums meeting in the workspace: 40 tiles in three pieces (the decode shape), 40 ragged
+    // in M, N and K (the last tile 8 rows), 63 tiles in two, 16 in eight.
+    {"DecodeM256SplitKInThree", 256, 5120, 5120},
+    {"RaggedSplitKInThreeIn256ColumnTiles", 136, 5000, 4104},
+    {"SplitKInTwoIn256ColumnTiles", 160, 8000, 4104},
+    {"SplitKInEightIn256ColumnTiles", 200, 2000, 4104},
 };
 
 /// Problems up to this many multiply-adds are also checked against the float64 CPU product.
@@ -359,6 +366,15 @@ TEST(StreamKV8, MoreWorkersThanSlicesAndEmptyUnits) {
   // workers; then 4 units on 12 workers, 8 with nothing to do.
   check_schedule({64, 64, 256, DType::bf16}, {1, 4, 8, 1, 8, 1}, 3);
   check_schedule({64, 64, 256, DType::bf16}, {1, 4, 12, 1, 4, 1}, 4);
+}
+
+TEST(StreamKV8, WideSmallMTilesSplitTwoToEightWays) {
+  SKIP_WITHOUT_SM90();
+  // Cᵀ of 1280 × 256 (M = 256, K > 4096: 128 × 256 tiles), ten tiles of 65 slices, each cut
+  // into P pieces of one slice or more: an owner adds P - 1 partials of 256 columns.
+  for (int p = 2; p <= 8; ++p)
+    check_schedule({256, 1280, 4160, p % 2 ? DType::fp16 : DType::bf16},
+                   {10, 65, 10 * p, 10, 10 * p, 1}, 300 + p);
 }
 
 TEST(StreamKV8, StreamKTilesBeforeWholeOnesInPairs) {
