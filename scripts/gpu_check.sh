@@ -62,7 +62,8 @@ if [ -x build/debug/hopper-matmul ]; then
   # versions (whole tiles in v8 too), the last column of tiles 8 wide, 9 K slices; and
   # 129 × 257 × 72 has partial tiles in M, N and K (v8: Cᵀ in three 128 × 256 tiles, its
   # small-M kernel); 136 × 1280 × 4160 is Cᵀ in ten 128 × 256 tiles of 65 K slices, each
-  # split eight ways (v8: an owner adds seven partials of 256 columns, as at 256×5120×5120).
+  # split eight ways (v8's fix-up of 256-column partials, which 256×5120×5120 takes with
+  # three pieces: here an owner adds seven).
   # Only the version's own kernels are checked (--kernel-name), and the runs take
   # --reference cpu: the float64 CPU product, no cuBLAS in the process.  Under
   # racecheck, cuBLAS's own kernels fault ("Internal Sanitizer Error: failed to handle
