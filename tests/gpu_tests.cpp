@@ -371,10 +371,12 @@ TEST(StreamKV8, MoreWorkersThanSlicesAndEmptyUnits) {
 TEST(StreamKV8, WideSmallMTilesSplitTwoToEightWays) {
   SKIP_WITHOUT_SM90();
   // Cᵀ of 1280 × 256 (M = 256, K > 4096: 128 × 256 tiles), ten tiles of 65 slices, each cut
-  // into P pieces of one slice or more: an owner adds P - 1 partials of 256 columns.
+  // into P pieces of one slice or more: an owner adds P - 1 partials of 256 columns.  Then
+  // the owner's piece longer by 7 slices, and by all but one slice for each other piece.
   for (int p = 2; p <= 8; ++p)
-    check_schedule({256, 1280, 4160, p % 2 ? DType::fp16 : DType::bf16},
-                   {10, 65, 10 * p, 10, 10 * p, 1}, 300 + p);
+    for (const int extra : {0, 7, 65 - p})
+      check_schedule({256, 1280, 4160, p % 2 ? DType::fp16 : DType::bf16},
+                     {10, 65, 10 * p, 10, 10 * p, 1, extra}, 300 + 10 * p + extra);
 }
 
 TEST(StreamKV8, StreamKTilesBeforeWholeOnesInPairs) {
@@ -382,6 +384,28 @@ TEST(StreamKV8, StreamKTilesBeforeWholeOnesInPairs) {
   // n % 8 != 0: clusters of two, whose cluster tiles are 256 rows; 6 × 3 cluster tiles of
   // 17 slices, the first 10 shared by 20 units, the other 8 whole, on 20 workers.
   check_schedule({1500, 700, 1088, DType::bf16}, {18, 17, 20, 10, 20, 1}, 5);
+  // The same, each shared tile's owner taking 11 of its 17 slices.
+  check_schedule({1500, 700, 1088, DType::fp16}, {18, 17, 20, 10, 20, 1, 5}, 6);
+}
+
+TEST(StreamKV8, AnOwnersLongerPieceOutsideSplitKIsAClearError) {
+  SKIP_WITHOUT_SM90();
+  const hm::Problem p{256, 1280, 4160, DType::bf16};  // ten 128 × 256 tiles of Cᵀ, 65 slices
+  Operands in;
+  ASSERT_OK(in.init(p, 7, nullptr));
+  hm::DeviceBuffer c;
+  ASSERT_OK(c.allocate(size_t(p.m * p.n * 2)));
+  const auto run = [&](const v8_stream_k::Schedule& s) {
+    return v8_stream_k::matmul(p, in.a.get(), in.b.get(), c.get(), s, nullptr);
+  };
+  // 15 units on 10 tiles straddle them: not split-K.
+  EXPECT_ERROR_CONTAINS(run({10, 65, 15, 10, 15, 1, 3}), "does not fit");
+  // Two pieces a tile, and 65 - 64 = 1 slice to share evenly between them.
+  EXPECT_ERROR_CONTAINS(run({10, 65, 20, 10, 20, 1, 64}), "does not fit");
+  EXPECT_ERROR_CONTAINS(run({10, 65, 20, 10, 20, 1, -1}), "does not fit");
+  ASSERT_CUDA(cudaGetLastError());
+  ASSERT_OK(run({10, 65, 20, 10, 20, 1, 63}));  // the longest: the second piece one slice
+  ASSERT_CUDA(cudaDeviceSynchronize());
 }
 
 TEST(StreamKV8, WorkspaceErrorsAreClearAndACallersWorkspaceWorks) {

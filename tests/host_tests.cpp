@@ -575,6 +575,24 @@ TEST(StreamK, ScheduleRuleV8) {
   EXPECT_EQ(wide.sk_tiles, 216) << "256 columns: every tile shared, as v7's tiles would be";
 }
 
+// Split along K, a tile of 256 columns gives its owner a longer piece, so that the other
+// pieces' sums are on their way before its K loop ends; narrower tiles split evenly.
+TEST(StreamK, TheOwnerOfASplitTileOf256ColumnsTakesMoreSlicesV8) {
+  const v8_stream_k::Schedule wide = v8_stream_k::make_schedule(40, 80, 132, {true, 256});
+  ASSERT_EQ(wide.units, 120) << "256x5120x5120: 40 tiles of C^T, each in three pieces";
+  ASSERT_GT(wide.owner_extra, 0);
+  const int rest = (80 - wide.owner_extra) / 3;  // the others' even share, rounded down
+  EXPECT_EQ(wide.start[1].tile, 0);
+  EXPECT_EQ(wide.start[1].k, wide.owner_extra + rest) << "the owner's piece";
+  EXPECT_EQ(wide.start[2].k, wide.owner_extra + (80 - wide.owner_extra) * 2 / 3);
+  EXPECT_EQ(wide.start[3].tile, 1);
+  EXPECT_EQ(wide.start[3].k, 0) << "no piece straddles two tiles";
+  const v8_stream_k::Schedule narrow = v8_stream_k::make_schedule(40, 216, 132, {true, 64});
+  ASSERT_EQ(narrow.units, 120);
+  EXPECT_EQ(narrow.owner_extra, 0) << "64x5120x13824: three even pieces";
+  EXPECT_EQ(narrow.start[1].k, 72);
+}
+
 // The small-M rule the chapter explains: M ≤ 64 and 128 < M ≤ 256, and M ≤ 128 where v7's
 // tiles of C would leave a quarter of the SMs idle, computes Cᵀ = B·Aᵀ in the narrowest
 // tile that holds M; the rest keeps v7's 128 × 256 tiles of C.  The tiles of Cᵀ are 64

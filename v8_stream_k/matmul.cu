@@ -645,6 +645,9 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
 #ifndef HM_SMALL_M_EVICT_FIRST
 #define HM_SMALL_M_EVICT_FIRST 1
 #endif
+#ifndef HM_STREAM_K_OWNER_EXTRA
+#define HM_STREAM_K_OWNER_EXTRA 4
+#endif
 
 constexpr int BM = 128;  ///< rows of C per CTA
 constexpr int BN = 256;  ///< columns of C per CTA: the N of every wgmma
@@ -836,6 +839,11 @@ constexpr int kMinGainPercent = HM_STREAM_K_MIN_GAIN;
 constexpr bool kStreamKCross = HM_STREAM_K_CROSS;
 /// One consumer's partial accumulators in the workspace: 128 threads × BN / 2 floats.
 constexpr int kPartialBytes = 128 * (BN / 2) * 4;
+/// Split along K into pieces, a tile of BN columns gives its owner this many K slices
+/// more than an even share: the other pieces end first, and their partials are in L2
+/// when the owner, after its own K loop, waits for them.  Even pieces end together, and
+/// the owner waits for the last one's stores.  4 measured best of 0, 4 and 8.
+constexpr int kOwnerExtra = HM_STREAM_K_OWNER_EXTRA;
 
 /// The fewest K slices of a tile that a stream-K unit takes, for tiles laid out as `tiling`
 /// says (kMinUnitSlices).  Host and device.
@@ -884,6 +892,11 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
       best_cost = cost;
     }
   }
+  const int pieces = best.sk_tiles > 0 && best.units > best.sk_tiles &&
+                             best.units % best.sk_tiles == 0
+                         ? best.units / best.sk_tiles : 0;  // split-K's pieces per tile
+  if (pieces > 0 && tiling.bn == BN)  // each piece still min_slices or more
+    best.owner_extra = max(0, min(kOwnerExtra, k_tiles - pieces * min_slices));
   return with_unit_starts(best);
 }
 
@@ -892,6 +905,11 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
 /// leave a tile a piece of fewer than s.min_slices slices moves to the tile's edge.  Host
 /// and device.
 __host__ __device__ int64_t unit_begin(const Schedule& s, int unit) {
+  if (s.owner_extra > 0) {  // split-K: the tile's first piece owner_extra slices longer
+    const int pieces = s.units / s.sk_tiles, r = unit % pieces;
+    const int64_t rest = int64_t(s.k_tiles - s.owner_extra) * r / pieces;
+    return int64_t(unit / pieces) * s.k_tiles + (r == 0 ? 0 : s.owner_extra + rest);
+  }
   const int64_t slices = int64_t(s.sk_tiles) * s.k_tiles;
   const int64_t begin = slices * unit / s.units;
   const int into = int(begin % s.k_tiles);  // slices before it in its tile
@@ -1561,7 +1579,10 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   if (chosen.tiles != cluster_tiles || chosen.k_tiles != k_tiles || chosen.workers < 1 ||
       chosen.workers > fit || chosen.units > chosen.workers || chosen.units > kMaxUnits ||
       chosen.sk_tiles > chosen.tiles || (chosen.units > 0) != (chosen.sk_tiles > 0) ||
-      chosen.min_slices < 1)
+      chosen.min_slices < 1 || chosen.owner_extra < 0 ||
+      (chosen.owner_extra > 0 &&  // split-K only, every piece a slice or more
+       (chosen.units <= chosen.sk_tiles || chosen.units % chosen.sk_tiles != 0 ||
+        chosen.k_tiles - chosen.owner_extra < chosen.units / chosen.sk_tiles)))
     return hm::Status::error(HM_VERSION ": a schedule that does not fit this problem or GPU");
   // make_schedule() has filled the units' starts; a test's forced schedule, checked first
   // (with_unit_starts() divides by its K slices), has none yet.

@@ -61,6 +61,9 @@ struct Schedule {
   int sk_tiles;  ///< the first sk_tiles tiles are stream-K tiles; 0: v7's schedule
   int units;     ///< stream-K units, at most kMaxUnits
   int min_slices;  ///< the smallest piece of a shared tile, in K slices (kMinUnitSlices)
+  /// Split-K only (each tile in units / sk_tiles pieces): the K slices a tile's first piece,
+  /// its owner's, takes beyond an even share of the rest; 0 for an even split.
+  int owner_extra;
   /// start[u] for u ≤ units: unit_begin(u) as a tile and a slice, start[units] the end of
   /// the last unit (with_unit_starts(); make_schedule() returns them filled).  The kernel
   /// reads its pieces and the fix-up's units from here: unit_begin()'s 64-bit divisions in
