@@ -942,8 +942,9 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
 
 /// The first K slice of stream-K unit `unit` (0 ≤ unit ≤ units), counted along the stream-K
 /// tiles' slices laid end to end: the units split them evenly, and a boundary that would
-/// leave a tile a piece of fewer than s.min_slices slices moves to the tile's edge.  Host
-/// and device.
+/// leave a tile a piece of fewer than s.min_slices slices moves to the tile's edge.  Under
+/// split-K with s.owner_extra, each tile's first piece takes that many slices more, and the
+/// other pieces split the rest evenly.  Host and device.
 __host__ __device__ int64_t unit_begin(const Schedule& s, int unit) {
   if (s.owner_extra > 0) {  // split-K: the tile's first piece owner_extra slices longer
     const int pieces = s.units / s.sk_tiles, r = unit % pieces;
