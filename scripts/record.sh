@@ -44,6 +44,8 @@
 # if set, else git's answer, else the .commit file beside the sources.  A copy of the tree
 # without .git, such as a GPU machine's, has only the first: run it there as
 #   HM_GIT_COMMIT=<the output of `git describe --always --dirty` here> scripts/record.sh …
+# A commit ending in -dirty (uncommitted changes, or a copy's stale .git) is refused:
+# HM_RECORD_DIRTY=1 records anyway, for a measurement that no chapter will cite.
 set -euo pipefail
 usage() {
   sed -n '2,3p' "$0" >&2
@@ -82,6 +84,15 @@ cd "$(dirname "$0")/.."
 if [ -z "${HM_GIT_COMMIT:-}" ]; then
   HM_GIT_COMMIT=$(git describe --always --dirty 2>/dev/null || true)
 fi
+case $HM_GIT_COMMIT in
+  *-dirty)  # a recording names the commit whose kernels ran; a copy's .git may be stale
+    if [ "${HM_RECORD_DIRTY:-0}" != 1 ]; then
+      echo "record.sh: commit $HM_GIT_COMMIT: the results would name no commit that exists." \
+           "Commit first and pass HM_GIT_COMMIT=\$(git describe --always --dirty) from the" \
+           "checkout (HM_RECORD_DIRTY=1 records anyway)" >&2
+      exit 2
+    fi ;;
+esac
 if [ -n "$HM_GIT_COMMIT" ]; then
   export HM_GIT_COMMIT  # what CMake bakes into the binaries when it configures
   echo "record.sh: commit $HM_GIT_COMMIT"
