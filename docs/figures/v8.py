@@ -6,8 +6,8 @@ make_schedule(), unit_begin() and work_unit() below are v8_stream_k/matmul.cu's 
 rewritten in Python line by line, with the tuning macros' defaults read from that file, so
 that a retuned default redraws with the code.  check() replays every expectation of the host
 test StreamK.ScheduleRuleV8 (tests/host_tests.cpp), read from that file, and the cases of
-StreamK.SmallMTilingRuleV8, so that the replica cannot drift from the kernel's rules
-unnoticed.
+StreamK.SmallMTilingRuleV8 and StreamK.TheOwnerOfASplitTileOf256ColumnsTakesMoreSlicesV8,
+so that the replica cannot drift from the kernel's rules unnoticed.
 """
 import math
 import os
@@ -54,12 +54,14 @@ SMALL_M_64_ROWS = D["HM_SMALL_M_64_ROWS"]  # kSmallM64Rows
 SMALL_M_NARROW = D["HM_SMALL_M_NARROW"]    # kSmallMNarrow
 SMALL_M_64_ROWS_K = D["kSmallM64RowsK"]
 MAX_UNITS = D["kMaxUnits"]
+OWNER_EXTRA = D["HM_STREAM_K_OWNER_EXTRA"]  # kOwnerExtra
 
 
 class Schedule:
     def __init__(self, tiles, k_tiles, workers, sk_tiles, units, min_slices):
         self.tiles, self.k_tiles, self.workers = tiles, k_tiles, workers
         self.sk_tiles, self.units, self.min_slices = sk_tiles, units, min_slices
+        self.owner_extra = 0
 
 
 def min_unit_slices(transposed, bn):
@@ -107,10 +109,19 @@ def make_schedule(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
     for s, cost in out:
         if cost < best_cost:
             best, best_cost = s, cost
+    split = best.sk_tiles > 0 and best.units > best.sk_tiles and best.units % best.sk_tiles == 0
+    pieces = best.units // best.sk_tiles if split else 0  # split-K's pieces per tile
+    if pieces > 0 and bn == BN:  # each piece still min_slices or more
+        best.owner_extra = max(0, min(OWNER_EXTRA, k_tiles - pieces * best.min_slices))
     return best
 
 
 def unit_begin(s, unit):
+    if s.owner_extra > 0:  # split-K: the tile's first piece owner_extra slices longer
+        pieces = s.units // s.sk_tiles
+        r = unit % pieces
+        rest = (s.k_tiles - s.owner_extra) * r // pieces
+        return unit // pieces * s.k_tiles + (0 if r == 0 else s.owner_extra + rest)
     slices = s.sk_tiles * s.k_tiles
     begin = slices * unit // s.units
     into = begin % s.k_tiles
@@ -194,6 +205,13 @@ def check():
         assert getattr(s, field) == int(value), f"ScheduleRuleV8: {call or name}.{field}"
         checked += 1
     assert checked >= 13, "ScheduleRuleV8 not found as expected"
+    # StreamK.TheOwnerOfASplitTileOf256ColumnsTakesMoreSlicesV8's two schedules.
+    wide = make_schedule(40, 80, SMS, True, BN)
+    assert (wide.units, wide.owner_extra) == (120, OWNER_EXTRA), "256x5120x5120: 3 pieces"
+    pieces = [0, OWNER_EXTRA + (80 - OWNER_EXTRA) // 3, OWNER_EXTRA + (80 - OWNER_EXTRA) * 2 // 3]
+    assert [unit_begin(wide, u) for u in range(4)] == pieces + [80], "the owner's longer piece"
+    narrow = make_schedule(40, 216, SMS, True, 64)
+    assert (narrow.units, narrow.owner_extra, unit_begin(narrow, 1)) == (120, 0, 72)
     # StreamK.SmallMTilingRuleV8's cases, as the test has them.
     for m in (1, 8, 9, 16, 17, 32, 33, 64):
         for n in (256, 5120, 27648):
