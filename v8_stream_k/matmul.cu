@@ -861,8 +861,9 @@ __host__ __device__ int min_unit_slices(const Tiling& tiling) {
 /// leaves idle.  The exception, measured too, is kStreamKCross's: after one whole wave of
 /// narrow tiles, the partial wave alone shared by every worker, straddling.  The model
 /// charges each schedule the K slices its busiest worker runs and the partial tiles that a
-/// tile's owner waits for; stream-K must beat whole tiles by kMinGainPercent.  Host and
-/// device: the tests check it without a GPU.
+/// tile's owner waits for; stream-K must beat whole tiles by kMinGainPercent.  A tile of BN
+/// columns split so then gives its owner kOwnerExtra more slices (owner_extra), outside the
+/// model.  Host and device: the tests check it without a GPU.
 __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_workers,
                                            const Tiling& tiling) {
   const int min_slices = min_unit_slices(tiling);
