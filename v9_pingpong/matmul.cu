@@ -891,6 +891,14 @@ __host__ __device__ int min_unit_slices(const Tiling& tiling) {
   return tiling.transposed && tiling.bn < BN ? 1 : kMinUnitSlices;
 }
 
+/// The pieces each stream-K tile of `s` is cut into where its units are a multiple of its
+/// stream-K tiles, more than one each (split-K: no unit straddles two tiles), else 0.  Host
+/// and device.
+__host__ __device__ int split_k_pieces(const Schedule& s) {
+  return s.sk_tiles > 0 && s.units > s.sk_tiles && s.units % s.sk_tiles == 0
+             ? s.units / s.sk_tiles : 0;
+}
+
 /// The schedule of `tiles` tiles of `k_tiles` K slices each, laid out as `tiling` says, on
 /// at most `max_workers` workers (clusters).  Two stream-K schedules compete with whole
 /// tiles (v7's): the partial wave's tiles shared by units, one per worker, and the other
@@ -933,9 +941,7 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
       best_cost = cost;
     }
   }
-  const int pieces = best.sk_tiles > 0 && best.units > best.sk_tiles &&
-                             best.units % best.sk_tiles == 0
-                         ? best.units / best.sk_tiles : 0;  // split-K's pieces per tile
+  const int pieces = split_k_pieces(best);
   if (pieces > 0 && tiling.bn == BN)  // each piece still min_slices or more
     best.owner_extra = max(0, min(kOwnerExtra, k_tiles - pieces * min_slices));
   return with_unit_starts(best);
@@ -948,7 +954,7 @@ __host__ __device__ Schedule make_schedule(int tiles, int k_tiles, int max_worke
 /// other pieces split the rest evenly.  Host and device.
 __host__ __device__ int64_t unit_begin(const Schedule& s, int unit) {
   if (s.owner_extra > 0) {  // split-K: the tile's first piece owner_extra slices longer
-    const int pieces = s.units / s.sk_tiles, r = unit % pieces;
+    const int pieces = split_k_pieces(s), r = unit % pieces;
     const int64_t rest = int64_t(s.k_tiles - s.owner_extra) * r / pieces;
     return int64_t(unit / pieces) * s.k_tiles + (r == 0 ? 0 : s.owner_extra + rest);
   }
@@ -1842,8 +1848,8 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
       chosen.sk_tiles > chosen.tiles || (chosen.units > 0) != (chosen.sk_tiles > 0) ||
       chosen.min_slices < 1 || chosen.owner_extra < 0 ||
       (chosen.owner_extra > 0 &&  // split-K only, every piece a slice or more
-       (chosen.units <= chosen.sk_tiles || chosen.units % chosen.sk_tiles != 0 ||
-        chosen.k_tiles - chosen.owner_extra < chosen.units / chosen.sk_tiles)))
+       (split_k_pieces(chosen) == 0 ||
+        chosen.k_tiles - chosen.owner_extra < split_k_pieces(chosen))))
     return hm::Status::error(HM_VERSION ": a schedule that does not fit this problem or GPU");
   // make_schedule() has filled the units' starts; a test's forced schedule, checked first
   // (with_unit_starts() divides by its K slices), has none yet.

@@ -99,6 +99,12 @@ def candidates(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
     return whole, whole_cost, out
 
 
+def split_k_pieces(s):
+    """v8_stream_k::split_k_pieces: a stream-K tile's pieces under split-K, else 0."""
+    split = s.sk_tiles > 0 and s.units > s.sk_tiles and s.units % s.sk_tiles == 0
+    return s.units // s.sk_tiles if split else 0
+
+
 def make_schedule(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
     """v8_stream_k::make_schedule: the cheapest candidate, if it beats whole tiles by
     kMinGainPercent."""
@@ -109,8 +115,7 @@ def make_schedule(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
     for s, cost in out:
         if cost < best_cost:
             best, best_cost = s, cost
-    split = best.sk_tiles > 0 and best.units > best.sk_tiles and best.units % best.sk_tiles == 0
-    pieces = best.units // best.sk_tiles if split else 0  # split-K's pieces per tile
+    pieces = split_k_pieces(best)
     if pieces > 0 and bn == BN:  # each piece still min_slices or more
         best.owner_extra = max(0, min(OWNER_EXTRA, k_tiles - pieces * best.min_slices))
     return best
@@ -118,7 +123,7 @@ def make_schedule(tiles, k_tiles, max_workers, transposed=False, bn=BN, bm=BM):
 
 def unit_begin(s, unit):
     if s.owner_extra > 0:  # split-K: the tile's first piece owner_extra slices longer
-        pieces = s.units // s.sk_tiles
+        pieces = split_k_pieces(s)
         r = unit % pieces
         rest = (s.k_tiles - s.owner_extra) * r // pieces
         return unit // pieces * s.k_tiles + (0 if r == 0 else s.owner_extra + rest)
