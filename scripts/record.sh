@@ -1,19 +1,20 @@
 #!/usr/bin/env bash
 # Records a measurement on a GPU machine, whole or in parts (for a limit on one call's time):
-#   scripts/record.sh [--part ladder|bench|sms|build|all] [--no-build] [--families LIST]
-#                     [--impls LIST] [OUTDIR]
+#   scripts/record.sh [--part ladder|sweeps|bench|sms|build|all] [--no-build]
+#                     [--families LIST] [--impls LIST] [OUTDIR]
 # (default: all, into results/h200).  Every part first builds the release tree (nothing to do
 # when it is up to date; --no-build skips that and uses the binaries already there), so each
 # part runs alone:
 #   ladder  the 8192³ ladder (sustained: each implementation timed after its clock has
-#           settled) into OUTDIR/ladder_bf16.json and ladder_fp16.json; a sustained sweep of
-#           a few shapes into OUTDIR/sweep_bf16.json; and a sustained sweep of the decode and
-#           waves shapes (bench/bench.cpp's families of those names) for v7_multicast,
-#           v8_stream_k, v9_pingpong and cuBLAS into OUTDIR/sweep_decode_bf16.json and
-#           sweep_decode_fp16.json, with 100 ms of settling instead of 500 (a decode launch
-#           lasts tens of microseconds: 100 ms is thousands of them) and the plain read of
-#           each shape's bytes beside them (--read-roofline on); and one of the short-K
-#           family for v8_stream_k, v9_pingpong and cuBLAS into sweep_shortk_DTYPE.json;
+#           settled) into OUTDIR/ladder_bf16.json and ladder_fp16.json, and a sustained sweep
+#           of a few shapes into OUTDIR/sweep_bf16.json;
+#   sweeps  a sustained sweep of the decode and waves shapes (bench/bench.cpp's families of
+#           those names) for v7_multicast, v8_stream_k, v9_pingpong and cuBLAS into
+#           OUTDIR/sweep_decode_bf16.json and sweep_decode_fp16.json, with 100 ms of settling
+#           instead of 500 (a decode launch lasts tens of microseconds: 100 ms is thousands
+#           of them) and the plain read of each shape's bytes beside them (--read-roofline
+#           on); and one of the short-K family for v8_stream_k, v9_pingpong and cuBLAS into
+#           sweep_shortk_DTYPE.json;
 #   bench   the benchmark suite (every version and cuBLAS, bf16 and fp16, every shape; launch
 #           by launch alternately with cuBLAS) into OUTDIR/bench.json, then the plots into
 #           OUTDIR/plots and the README's results table (scripts/plot.py) when matplotlib is
@@ -22,7 +23,7 @@
 #           on the whole GPU, in green contexts of 120, 80 and 64 SMs and beside a kernel
 #           holding 12 or 66 SMs, and the table the v4 chapter shows (table.json);
 #   build   the build alone;
-#   all     ladder, then bench, then sms.
+#   all     ladder, sweeps, bench, then sms.
 # --families "square transformer" (bench only) records those benchmark families alone
 # and merges them into OUTDIR/bench.json where that holds the same commit's others
 # (scripts/bench_merge.py; otherwise bench.json becomes this part), and --impls "cublas
@@ -30,15 +31,17 @@
 # every launch call (bench/bench.cpp), so a benchmark of a kernel of tens of microseconds
 # makes thousands of held launches: on the H200 the square, transformer and ragged families
 # of every version took more than 9.5 minutes (687 of their 704 benchmarks in 570 s), and the
-# decode family ~1.2 s per benchmark, ~11 minutes for every version.  A 10-minute device call
-# holds one of these parts, or the last two (times estimated from that recording's, whose
-# parts were cut otherwise):
-#   --families "square transformer"                                          (~8 minutes)
-#   --families ragged                                                        (~2 minutes)
+# decode family ~1.2 s per benchmark, ~11 minutes for every version.  Three parts that each
+# fit a 10-minute call, as measured on the H200 in the last two recordings (the first part
+# with the release build, the others with --no-build on the same machine):
+#   --families "ragged square"                                           (364 s and 381 s)
+#   --families transformer                                               (228 s and 236 s)
 #   --families "decode waves shortk" --impls "cublas v7_multicast v8_stream_k v9_pingpong"
-#                                                                            (~5 minutes)
-# so the decode, waves and short-K families are recorded for the rungs they are about.  The
-# plots are drawn once bench.json holds every family.  HM_BENCH_ARGS adds flags to hm_bench.
+#                                                                        (318 s and 319 s)
+# The decode, waves and short-K families are recorded for the rungs they are about (for every
+# version they would not fit one call).  The plots are drawn once bench.json holds every
+# family.  HM_BENCH_ARGS adds flags to hm_bench.  --part ladder's commands took 194 s on the
+# H200 with --no-build; --part sweeps has not yet been timed alone.
 #
 # The commit the results name (hm::build_commit(), set when CMake configures): HM_GIT_COMMIT
 # if set, else git's answer, else the .commit file beside the sources.  A copy of the tree
@@ -48,7 +51,7 @@
 # HM_RECORD_DIRTY=1 records anyway, for a measurement that no chapter will cite.
 set -euo pipefail
 usage() {
-  sed -n '2,3p' "$0" >&2
+  sed -n '2,4p' "$0" >&2
   exit 2
 }
 part=all
@@ -69,8 +72,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 case $part in
-  ladder | bench | sms | build | all) ;;
-  *) echo "record.sh: --part must be ladder, bench, sms, build or all, not '$part'" >&2; usage ;;
+  ladder | sweeps | bench | sms | build | all) ;;
+  *) echo "record.sh: --part must be ladder, sweeps, bench, sms, build or all, not '$part'" >&2
+     usage ;;
 esac
 if { [ -n "$families" ] || [ -n "$impls" ]; } && [ "$part" != bench ]; then
   echo "record.sh: --families and --impls are for --part bench" >&2
@@ -117,6 +121,9 @@ record_ladder() {
   done
   build/release/hopper-matmul sweep --rounds 3 --json "$out/sweep_bf16.json" --shapes \
     2048x2048x2048,4096x4096x4096,16384x16384x16384,1024x4096x4096,16384x8192x8192,8192x8192x1024,333x12345x1024
+}
+
+record_sweeps() {
   # bench/bench.cpp's decode family (1…256 tokens against a 5120-wide model's projections)
   # and waves family (a last wave of 128×256 tiles mostly empty), 29 shapes: 100 ms of
   # settling per implementation and round instead of 500 keeps the part short.  The shapes
@@ -200,8 +207,13 @@ print(' '.join(bench_merge.families_of(json.load(open(sys.argv[1])))))" "$out/be
 
 case $part in
   ladder) record_ladder ;;
+  sweeps) record_sweeps ;;
   bench) record_bench ;;
   sms) scripts/fewer_sms.sh "$out/fewer_sms" --no-build ;;
-  all) record_ladder; record_bench; scripts/fewer_sms.sh "$out/fewer_sms" --no-build ;;
+  all)
+    record_ladder
+    record_sweeps
+    record_bench
+    scripts/fewer_sms.sh "$out/fewer_sms" --no-build ;;
   build) ;;
 esac
