@@ -24,8 +24,8 @@
 #           holding 12 or 66 SMs, and the table the v4 chapter shows (table.json);
 #   build   the build alone;
 #   all     ladder, sweeps, bench, then sms.
-# --families "square transformer" (bench only) records those benchmark families alone
-# and merges them into OUTDIR/bench.json where that holds the same commit's others
+# --families "ragged square" (bench only) records those benchmark families alone and
+# merges them into OUTDIR/bench.json where that holds the same commit's others
 # (scripts/bench_merge.py; otherwise bench.json becomes this part), and --impls "cublas
 # v8_stream_k ..." (bench only) those implementations alone.  The stream is held through
 # every launch call (bench/bench.cpp), so a benchmark of a kernel of tens of microseconds
