@@ -1584,13 +1584,13 @@ hm::Status launch(const CUtensorMap& tma_a, const CUtensorMap& tma_b, const CUte
   const Schedule chosen = how.forced ? *how.forced
                                      : make_schedule(cluster_tiles, k_tiles, fit,
                                                      {kTransposed, kBN, kBM});
+  const int pieces = split_k_pieces(chosen);  // of each stream-K tile, under split-K
   if (chosen.tiles != cluster_tiles || chosen.k_tiles != k_tiles || chosen.workers < 1 ||
       chosen.workers > fit || chosen.units > chosen.workers || chosen.units > kMaxUnits ||
       chosen.sk_tiles > chosen.tiles || (chosen.units > 0) != (chosen.sk_tiles > 0) ||
       chosen.min_slices < 1 || chosen.owner_extra < 0 ||
       (chosen.owner_extra > 0 &&  // split-K only, every piece a slice or more
-       (split_k_pieces(chosen) == 0 ||
-        chosen.k_tiles - chosen.owner_extra < split_k_pieces(chosen))))
+       (pieces == 0 || chosen.k_tiles - chosen.owner_extra < pieces)))
     return hm::Status::error(HM_VERSION ": a schedule that does not fit this problem or GPU");
   // make_schedule() has filled the units' starts; a test's forced schedule, checked first
   // (with_unit_starts() divides by its K slices), has none yet.
