@@ -6,12 +6,12 @@
 #   scripts/tune.sh out v2_pipeline s4="-DHM_STAGES=4" s3="-DHM_STAGES=3"
 # Each variant is built (in parallel, hopper-matmul only) into build/tune/NAME with FLAGS
 # added to VERSION's matmul.cu alone (CMake's HM_TUNE_VERSION and HM_TUNE_FLAGS: the tuning
-# macros carry no version in their name, so the other versions keep their defaults), then run one after another with `hopper-matmul ladder` at 8192³
-# bf16 (override with HM_TUNE_ARGS), so that every variant is measured against cuBLAS and
-# against the previous version in the same process.  The log is appended to
-# OUTDIR/tune.txt, each variant's JSON results (result.json, bench.json, sweep_PASS.json) are
-# copied to OUTDIR/NAME, so that a device call brings them back, and a table of ratios is
-# printed last.
+# macros carry no version in their name, so the other versions keep their defaults), then run
+# one after another with `hopper-matmul ladder` at 8192³ bf16 (override with HM_TUNE_ARGS), so
+# that every variant is measured against cuBLAS and against the previous version in the same
+# process.  The log is appended to OUTDIR/tune.txt, each variant's JSON results (result.json,
+# bench.json, sweep_PASS.json) are copied to OUTDIR/NAME, so that a device call brings them
+# back, and a table of ratios is printed last.
 #
 # With HM_TUNE_BENCH set to a benchmark filter (e.g. 'bf16/square/8192x8192x8192'), each
 # variant's hm_bench is built too and run with that filter and HM_TUNE_REPS repetitions
@@ -38,11 +38,13 @@ version=${2:?usage: scripts/tune.sh OUTDIR VERSION NAME=FLAGS ...}
 shift 2
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 log="$out/tune.txt"
 args=${HM_TUNE_ARGS:---m 8192 --n 8192 --k 8192 --dtype bf16}
 jobs=$(nproc)
 
+bench=OFF
+[ -n "${HM_TUNE_BENCH:-}" ] && bench=ON
 mkdir -p build/tune
 names=()
 for variant in "$@"; do
@@ -51,7 +53,7 @@ for variant in "$@"; do
   names+=("$name")
   (
     cmake -S . -B "build/tune/$name" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES=90a -DHM_BUILD_TESTS=OFF -DHM_BUILD_BENCH=$([ -n "${HM_TUNE_BENCH:-}" ] && echo ON || echo OFF) \
+      -DCMAKE_CUDA_ARCHITECTURES=90a -DHM_BUILD_TESTS=OFF -DHM_BUILD_BENCH=$bench \
       -DHM_TUNE_VERSION="$version" "-DHM_TUNE_FLAGS=$flags" &&
       cmake --build "build/tune/$name" --target hopper-matmul ${HM_TUNE_BENCH:+hm_bench} -j "$jobs"
   ) >"build/tune/$name.log" 2>&1 &
