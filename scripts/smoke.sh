@@ -4,7 +4,7 @@
 # waits: a deadlock traps within seconds instead of hanging), each run time-limited.
 #   scripts/smoke.sh [VERSION ...]
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 cmake --preset debug >/dev/null && cmake --build --preset debug -j "$(nproc)" >/dev/null || exit 1
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || mapfile -t versions < <(build/debug/hopper-matmul list | awk 'NR > 1 {print $1}')
