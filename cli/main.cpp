@@ -3,6 +3,7 @@
  *  them), checks each result against cuBLAS, and reports time, TFLOPS, HBM TB/s and the ratio
  *  to cuBLAS measured in the same process.
  *
+ *      hopper-matmul --help
  *      hopper-matmul info
  *      hopper-matmul list
  *      hopper-matmul ladder [--m M] [--n N] [--k K] [--dtype bf16|fp16] [--json FILE]
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -37,6 +39,7 @@
 namespace {
 
 constexpr const char* kUsage = R"(usage:
+  hopper-matmul --help               print this usage (also -h, help)
   hopper-matmul info                 print the GPU, its environment and its measured HBM
                                      read bandwidth
   hopper-matmul list [--json FILE]   print the registered versions and their tiles
@@ -98,6 +101,7 @@ struct Options {
   std::string command;
   std::string version;
   std::string versions;  // sweep --versions: empty for every version
+  std::vector<std::string> names;  // run --version, sweep --versions: the versions named
   std::vector<hm::Problem> problems;  // one for ladder and run, the list for sweep
   hm::Problem problem{8192, 8192, 8192, hm::DType::bf16};
   int warmup = 10;
@@ -113,13 +117,26 @@ struct Options {
   bool read_roofline = false;  // sweep --read-roofline on: time a plain read of the bytes
 };
 
-/// The comma-separated items of `text`, empty ones dropped.
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream list(text);
-  for (std::string item; std::getline(list, item, ',');)
-    if (!item.empty()) items.push_back(item);
-  return items;
+/// The comma-separated items of `text` into `items`; false if one is empty ("a,,b", "a,").
+bool split(const std::string& text, std::vector<std::string>* items) {
+  items->clear();
+  if (text.empty()) return true;
+  size_t start = 0;
+  for (size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
+    items->push_back(text.substr(start, comma - start));
+  items->push_back(text.substr(start));
+  return std::none_of(items->begin(), items->end(), [](const auto& i) { return i.empty(); });
+}
+
+/// Why `path` cannot be written (its folder is missing, or it is a folder), or "".
+std::string unwritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path folder = fs::path(path).parent_path();
+  if (fs::is_directory(path, error)) return path + " is a folder";
+  if (!folder.empty() && !fs::is_directory(folder, error))
+    return "there is no folder " + folder.string() + " to write " + path + " into";
+  return "";
 }
 
 /// Parses "MxNxK" into `p`'s sizes.
@@ -135,15 +152,31 @@ bool parse_shape(const std::string& text, hm::Problem* p) {
   return true;
 }
 
-/// Parses argv; std::nullopt (after printing why) on anything it does not understand.
+/// Parses argv; std::nullopt (after printing why, in one line, and where the usage is) on
+/// anything it does not understand.  --help, -h or help anywhere: the command "help".
+/// Everything that can be checked without a GPU is checked here, before any measurement.
 std::optional<Options> parse(int argc, char** argv) {
   Options o;
-  if (argc < 2) return std::nullopt;
-  o.command = argv[1];
   const auto bad = [](const std::string& why) {
-    std::fprintf(stderr, "hopper-matmul: %s\n", why.c_str());
+    std::fprintf(stderr, "hopper-matmul: %s\nTry 'hopper-matmul --help' for the usage.\n",
+                 why.c_str());
     return std::nullopt;
   };
+  if (argc < 2) {  // no command at all: the whole usage is the answer
+    std::fputs(kUsage, stderr);
+    return std::nullopt;
+  }
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h" || (i == 1 && arg == "help")) {
+      o.command = "help";
+      return o;
+    }
+  }
+  o.command = argv[1];
+  if (o.command != "info" && o.command != "list" && o.command != "ladder" &&
+      o.command != "run" && o.command != "sweep")
+    return bad("unknown command '" + o.command + "': info, list, ladder, run or sweep");
   for (int i = 2; i < argc; ++i) {
     const std::string_view flag = argv[i];
     if (i + 1 >= argc) return bad("missing value after " + std::string(flag));
@@ -194,25 +227,37 @@ std::optional<Options> parse(int argc, char** argv) {
     }
     if (!ok) return bad("bad value '" + value + "' for " + std::string(flag));
   }
-  if (o.command == "run" && split(o.version).empty()) return bad("run needs --version NAME");
   if (o.cpu_reference && o.command != "run") return bad("--reference cpu is for run");
   if (o.read_roofline && o.command != "sweep") return bad("--read-roofline is for sweep");
   if (!o.versions.empty() && o.command != "sweep")
     return bad("--versions is for sweep (run takes --version NAME[,NAME...])");
   if (!o.version.empty() && o.command == "sweep")
     return bad("sweep takes --versions NAME[,NAME...], not --version");
-  if (o.command == "sweep" && !o.versions.empty() && split(o.versions).empty())
-    return bad("--versions needs at least one version name");
-  for (const std::string& name : split(o.command == "run" ? o.version : o.versions))
+  if (!o.version.empty() && o.command != "run")
+    return bad("--version is for run (" + o.command + " measures every version)");
+  if ((!o.shapes.empty() || !o.shapes_file.empty()) && o.command != "sweep")
+    return bad("--shapes and --shapes-file are for sweep (" + o.command + " takes --m --n --k)");
+  const std::string& list = o.command == "run" ? o.version : o.versions;
+  if (!split(list, &o.names))
+    return bad(std::string(o.command == "run" ? "--version" : "--versions") + " '" + list +
+               "' has an empty name (a comma at either end, or two in a row)");
+  if (o.command == "run" && o.names.empty()) return bad("run needs --version NAME");
+  for (const std::string& name : o.names)
     if (!hm::find_version(name))
       return bad("no version called '" + name + "' (see hopper-matmul list; cuBLAS is " +
                  "always measured)");
+  // The output, checked now rather than after the measurement it would hold.
+  if (!o.json.empty())
+    if (const std::string why = unwritable(o.json); !why.empty()) return bad("--json: " + why);
   if (o.command != "sweep") {
     o.problems = {o.problem};
     return o;
   }
   // sweep: the shapes from --shapes and --shapes-file, all in --dtype.
-  std::vector<std::string> texts = split(o.shapes);
+  std::vector<std::string> texts;
+  if (!split(o.shapes, &texts))
+    return bad("--shapes '" + o.shapes + "' has an empty shape (a comma at either end, or two in " +
+               "a row)");
   if (!o.shapes_file.empty()) {
     std::ifstream file(o.shapes_file);
     if (!file) return bad("cannot read " + o.shapes_file);
@@ -538,7 +583,7 @@ int cmd_measure(const Options& o) {
                              }});
     // ladder and sweep: every version; run and sweep --versions: the named ones, in ladder
     // order.
-    const std::vector<std::string> named = split(o.command == "run" ? o.version : o.versions);
+    const std::vector<std::string>& named = o.names;
     const bool all = o.command == "ladder" || (o.command == "sweep" && named.empty());
     for (const hm::Version& v : hm::versions())
       if (all || std::find(named.begin(), named.end(), v.name) != named.end())
@@ -607,12 +652,13 @@ int cmd_measure(const Options& o) {
 
 int main(int argc, char** argv) {
   const std::optional<Options> options = parse(argc, argv);
-  if (!options) {
-    std::fputs(kUsage, stderr);
-    return kExitUsage;
-  }
+  if (!options) return kExitUsage;
   try {
     const std::string& command = options->command;
+    if (command == "help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     if (command == "info") return cmd_info();
     if (command == "list") return cmd_list(*options);
     if (command == "ladder" || command == "run" || command == "sweep") return cmd_measure(*options);
@@ -620,7 +666,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "hopper-matmul: %s\n", e.what());
     return kExitFailed;
   }
-  std::fprintf(stderr, "hopper-matmul: unknown command '%s'\n", options->command.c_str());
-  std::fputs(kUsage, stderr);
-  return kExitUsage;
+  return kExitUsage;  // parse() knows no other command
 }

@@ -98,12 +98,39 @@ Status query_device(int device, DeviceInfo* info) {
   return Status();
 }
 
+namespace {
+
+/// "CUDA 12.4" for 12040.
+std::string cuda_version_text(int version) {
+  return "CUDA " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+}  // namespace
+
+std::string no_gpu_reason(cudaError_t error, int driver_version, int runtime_version) {
+  const std::string code = std::string(" (") + cudaGetErrorName(error) + ")";
+  if (error == cudaErrorInsufficientDriver && driver_version == 0)
+    return "no NVIDIA driver is installed (libcuda.so.1 was not found)" + code;
+  if (error == cudaErrorInsufficientDriver)
+    return "the NVIDIA driver supports " + cuda_version_text(driver_version) +
+           ", older than the " + cuda_version_text(runtime_version) +
+           " runtime of this build: install a driver for " +
+           cuda_version_text(runtime_version) + " or newer" + code;
+  if (error == cudaErrorNoDevice)
+    return "the NVIDIA driver (" + cuda_version_text(driver_version) + ") found no GPU" + code;
+  return std::string(cudaGetErrorString(error)) + code;
+}
+
 Status require_sm90() {
   int device = 0;
   if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) {
     cudaGetLastError();  // leave no error behind for the caller's next call
-    return Status::error(std::string("no usable CUDA GPU: ") + cudaGetErrorName(e) + " (" +
-                         cudaGetErrorString(e) + "); these kernels need an H100 or H200 (sm_90)");
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);  // 0 where no driver is installed
+    cudaRuntimeGetVersion(&runtime);
+    cudaGetLastError();
+    return Status::error("no usable CUDA GPU: " + no_gpu_reason(e, driver, runtime) +
+                         "; these kernels need an H100 or H200 (sm_90)");
   }
   int major = 0, minor = 0;
   HM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));

@@ -4,6 +4,8 @@
  */
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <string>
 
 #include "common/status.h"
@@ -39,8 +41,14 @@ Status query_device(int device, DeviceInfo* info);
 Status query_current_sm90(DeviceInfo* info);
 
 /// Ok when the current device can run sm_90a code (compute capability exactly 9.0);
-/// otherwise an error saying what was found ("no CUDA driver", "no GPU", "sm_86 …").
+/// otherwise an error saying what was found: no driver, a driver too old for this build's
+/// CUDA runtime, no GPU, or a GPU of another compute capability ("sm_86 …").
 Status require_sm90();
+
+/// Why the CUDA runtime found no GPU, from its error and the CUDA versions of the driver
+/// (`cudaDriverGetVersion`, 0 without one) and of the runtime: "no NVIDIA driver is
+/// installed", "the NVIDIA driver supports CUDA 12.4, older than …", "… found no GPU".
+std::string no_gpu_reason(cudaError_t error, int driver_version, int runtime_version);
 
 /// Raises a kernel's dynamic shared-memory limit to `bytes` once per (kernel, device).
 Status set_max_dynamic_smem(const void* kernel, int bytes);

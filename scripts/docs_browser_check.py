@@ -23,6 +23,7 @@ page at the same width.
 Exits 77 (CTest's SKIPPED) when there is no Chromium, saying how to install it.
 """
 import argparse
+import concurrent.futures
 import functools
 import html
 import http.server
@@ -128,31 +129,41 @@ def main():
                    and f not in ("search.html", "genindex.html"))
     failures = 0
     window = f"--window-size={args.width},1000"
-    with tempfile.TemporaryDirectory() as profile:
-        for page in pages:
-            dom = subprocess.run([browser, *FLAGS, f"--user-data-dir={profile}", window,
-                                  "--virtual-time-budget=20000", "--dump-dom",
-                                  base + page + "?hm-check"],
-                                 capture_output=True, text=True, timeout=120).stdout
-            m = re.search(r'id="hm-image-check"[^>]*data-images="(\d+)"[^>]*data-broken="([^"]*)"', dom)
-            layout = marker(dom, "hm-layout-check")
-            if not m or not layout:
-                print(f"FAIL {page}: did not finish loading (no image-check or layout marker)")
-                failures += 1
-                continue
-            images, broken = int(m.group(1)), m.group(2).split()
-            problems = []
-            if broken:
-                problems.append("broken images: " + " ".join(broken))
-            elif page.startswith("chapters/") and images == 0:
-                problems.append("a chapter without a single figure or plot")
-            more, seen = layout_problems(page, json.loads(layout[1]), args.width,
-                                         args.min_text_px)
-            problems += more
-            print(f"{'FAIL' if problems else 'ok  '} {page}: {images} images, {seen}")
-            for p in problems:
-                print(f"       {p}")
-            failures += bool(problems)
+
+    def check(page, profile):
+        """What one page shows: the lines to print and whether it failed."""
+        dom = subprocess.run([browser, *FLAGS, f"--user-data-dir={profile}", window,
+                              "--virtual-time-budget=20000", "--dump-dom",
+                              base + page + "?hm-check"],
+                             capture_output=True, text=True, timeout=120).stdout
+        m = re.search(r'id="hm-image-check"[^>]*data-images="(\d+)"[^>]*data-broken="([^"]*)"', dom)
+        layout = marker(dom, "hm-layout-check")
+        if not m or not layout:
+            return [f"FAIL {page}: did not finish loading (no image-check or layout marker)"], True
+        images, broken = int(m.group(1)), m.group(2).split()
+        problems = []
+        if broken:
+            problems.append("broken images: " + " ".join(broken))
+        elif page.startswith("chapters/") and images == 0:
+            problems.append("a chapter without a single figure or plot")
+        more, seen = layout_problems(page, json.loads(layout[1]), args.width, args.min_text_px)
+        problems += more
+        lines = [f"{'FAIL' if problems else 'ok  '} {page}: {images} images, {seen}"]
+        return lines + [f"       {p}" for p in problems], bool(problems)
+
+    # One Chromium per page (its start is most of a page's time), as many at once as there
+    # are cores, each with a profile of its own; the pages are reported in order.
+    workers = max(1, min(len(pages), os.cpu_count() or 1))
+    with tempfile.TemporaryDirectory() as profiles:
+        def check_in_own_profile(page):
+            profile = os.path.join(profiles, str(threading.get_ident()))
+            return check(page, profile)
+
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            for lines, failed in pool.map(check_in_own_profile, pages):
+                print("\n".join(lines))
+                failures += failed
+        profile = os.path.join(profiles, "screenshot")
         if args.screenshot:
             subprocess.run([browser, *FLAGS, "--hide-scrollbars", f"--user-data-dir={profile}",
                             "--virtual-time-budget=10000", f"--window-size={args.width},2400",

@@ -1,10 +1,10 @@
 /** @file
  *  GPU tests beyond the fixed shapes of gpu_tests.cpp (issue #15): a seeded fuzz over
- *  shapes drawn log-uniformly with the tile edges pinned in turn, host threads launching
- *  different versions on their own streams at once, and launches captured into CUDA graphs
- *  and replayed.  The fuzz's host side (its shapes, its environment variables, the commands
- *  a failure prints) is tested here too, without a GPU; the GPU tests report SKIPPED with
- *  the reason where there is no sm_90 GPU.
+ *  shapes drawn log-uniformly with the tile edges pinned in turn (its host side, in
+ *  tests/fuzz.h, is tested without a GPU in tests/fuzz_tests.cpp), host threads launching
+ *  different versions on their own streams at once, launches captured into CUDA graphs
+ *  and replayed, and the command-line tool's measurements.  Without an sm_90 GPU every
+ *  test here reports SKIPPED with the reason.
  *
  *      HM_FUZZ_SEED   the seed of the fuzz's shapes and inputs (default kDefaultSeed)
  *      HM_FUZZ_CASES  cases per version and dtype (default kDefaultCases)
@@ -13,8 +13,6 @@
 #include <gtest/gtest.h>
 
 #include <cuda_runtime_api.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -24,16 +22,10 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <latch>
 #include <mutex>
-#include <optional>
-#include <set>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <tuple>
 #include <utility>
@@ -46,6 +38,8 @@
 #include "common/reference.h"
 #include "common/registry.h"
 #include "common/sms.h"
+#include "tests/cli.h"
+#include "tests/fuzz.h"
 #include "tests/gpu_test_util.h"
 #include "tests/test_util.h"
 #include "v8_stream_k/matmul.h"
@@ -53,12 +47,7 @@
 namespace {
 
 using hm::DType;
-
-/// "333x517x264 bf16", for messages.
-std::string describe(const hm::Problem& p) {
-  return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " " +
-         hm::dtype_name(p.dtype);
-}
+using namespace fuzz;  // the fuzz's shapes, settings and repro commands
 
 /// The full name of the running test, as --gtest_filter takes it.
 std::string current_test_name() {
@@ -67,412 +56,8 @@ std::string current_test_name() {
 }
 
 // =======================================================================================
-// The fuzz's shapes, its settings and its repro commands (host)
+// The command-line tool's measurements (GPU)
 // =======================================================================================
-
-constexpr int64_t kMaxMN = 20000;  ///< M and N are drawn from [1, kMaxMN]
-constexpr int64_t kMaxK = 20000;   ///< K from the multiples of 8 in [8, kMaxK]
-/// The most multiply-adds a case may take, 2^34 (20000 × 20000 × 40): 34 GFLOP, 0.1 ms at
-/// v0's 8192³ rate (378 TFLOPS), so that no case computes for long.
-constexpr double kMaxMacs = 0x1p34;
-/// The most device memory a case may take (A, B, C and the reference): 2 GiB.  Under the
-/// work cap the largest is about 1.6 GB (C and its reference at 20000 × 20000).
-constexpr double kMaxCaseBytes = 0x1p31;
-/// In a drawn case, each size is one of the edges below this often, else log-uniform.
-constexpr double kEdgeChance = 0.25;
-
-/// Sizes of M and N where tiles begin and end: 1, 8, each side of 64 (the wgmma M of a
-/// warpgroup, v8's narrowest Cᵀ tile), 128 (BM; v0's and v2's BN) and 256 (BN), 2^k ± 1 up
-/// to 2^14 ± 1 (tile counts one over or under a power of two), and the bound.
-constexpr auto kEdgesMN = std::to_array<int64_t>({
-    1,    3,    5,    7,    8,    9,    15,   17,   31,    33,    63,
-    64,   65,   127,  128,  129,  255,  256,  257,  511,   513,   1023,
-    1025, 2047, 2049, 4095, 4097, 8191, 8193, 16383, 16385, kMaxMN});
-/// Sizes of K (multiples of 8) where K slices and rings begin and end: 8, 2^k ± 8 around
-/// BK = 64 and v2's 128, rings of 3 and 4 slices of 64 (192, 256), 2^k ± 8 up to 2^14 ± 8,
-/// and the bound.
-constexpr auto kEdgesK = std::to_array<int64_t>({
-    8,    16,   24,   40,   56,   64,   72,   120,  128,  136,  184,  192,   200,   248,  256,
-    264,  504,  520,  1016, 1032, 2040, 2056, 4088, 4104, 8184, 8200, 16376, 16392, kMaxK});
-/// Cases 0 … kEdgeCases-1 pin one size each to one edge (every M edge, then every N edge,
-/// then every K edge) and draw the other two; later cases draw all three.
-constexpr int64_t kEdgeCases = 2 * int64_t(kEdgesMN.size()) + int64_t(kEdgesK.size());
-
-/// The fuzz's defaults: a fixed seed (printed by every run), and kDefaultCases cases per
-/// version and dtype, the edge cases first.  Estimated on an H200: under kMaxMacs no case
-/// computes for more than ~0.1 ms, so a case costs its fixed work (five allocations and
-/// frees, seven launches, a synchronisation, cuBLAS's heuristic: ~1 ms, assumed) and its
-/// memory (allocating and freeing at ~2 ms per GB, traffic at ~2.5 TB/s).  The default
-/// seed's 1024 cases allocate 22 GB in all (one case at a time, 0.8 GB at most), move 61 GB
-/// and compute 2.5 TFLOP (the version's and cuBLAS's): ~1.1 s per version and dtype, ~20 s
-/// for all 18, plus each CTest process's start (a CUDA context and a cuBLAS handle, ~1 s).
-/// Other seeds: within 2%.  Were a case's fixed work 3 ms, ~1 minute.
-constexpr uint64_t kDefaultSeed = 15;
-constexpr int64_t kDefaultCases = 1024;
-
-/// SplitMix64: small, and the same numbers with every compiler and standard library
-/// (std::uniform_real_distribution is not), so that a seed names the same shapes anywhere.
-struct Rng {
-  uint64_t state;
-
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1p-53; }  ///< in [0, 1)
-  size_t below(size_t n) { return size_t(uniform() * double(n)); }  ///< in [0, n)
-};
-
-/// An integer in [lo, hi] (lo ≥ 1) whose logarithm is uniform, ⌊lo · ((hi + 1) / lo)^u⌋ for
-/// u uniform in [0, 1): every factor of ten between lo and hi is equally likely.
-int64_t log_uniform(Rng& rng, int64_t lo, int64_t hi) {
-  const double x = double(lo) * std::pow(double(hi + 1) / double(lo), rng.uniform());
-  return std::clamp(int64_t(x), lo, hi);
-}
-
-/// M·N·K, as a double (like the caps).
-double macs(int64_t m, int64_t n, int64_t k) { return double(m) * double(n) * double(k); }
-
-/// Device bytes of a case: A, B, C and cuBLAS's reference, 2 bytes an element.
-double case_bytes(const hm::Problem& p) {
-  return 2.0 * (double(p.m) * double(p.k) + double(p.n) * double(p.k) +
-                2.0 * double(p.m) * double(p.n));
-}
-
-/// Case `index` of the fuzz with `seed`: a pure function of the two, so that one case can
-/// be run alone.  Edge cases pin one size (see kEdgeCases); a size that is drawn is an edge
-/// with chance kEdgeChance, else log-uniform over its range.  Draws over kMaxMacs are drawn
-/// again (a case is never cut down to fit, which would pile shapes up at the cap).
-hm::Problem fuzz_case(uint64_t seed, int64_t index, DType dtype) {
-  Rng rng{seed ^ (uint64_t(index) * 0xd1b54a32d192ed03ull)};
-  rng.next();
-  const auto draw_mn = [&rng] {
-    return rng.uniform() < kEdgeChance ? kEdgesMN[rng.below(kEdgesMN.size())]
-                                       : log_uniform(rng, 1, kMaxMN);
-  };
-  const auto draw_k = [&rng] {
-    return rng.uniform() < kEdgeChance ? kEdgesK[rng.below(kEdgesK.size())]
-                                       : 8 * log_uniform(rng, 1, kMaxK / 8);
-  };
-  // Which size is pinned: 0 for M, 1 for N, 2 for K, -1 for none.
-  int pinned = -1;
-  int64_t edge = 0;
-  if (index >= 0 && index < kEdgeCases) {
-    const auto mn = int64_t(kEdgesMN.size());
-    pinned = index < mn ? 0 : index < 2 * mn ? 1 : 2;
-    edge = pinned < 2 ? kEdgesMN[size_t(index % mn)] : kEdgesK[size_t(index - 2 * mn)];
-  }
-  for (int tries = 0;; ++tries) {
-    int64_t m = pinned == 0 ? edge : draw_mn();
-    int64_t n = pinned == 1 ? edge : draw_mn();
-    int64_t k = pinned == 2 ? edge : draw_k();
-    if (tries == 64) {  // a draw fits with chance 0.75 or more: never seen.  The smallest
-      if (pinned != 0) m = 1;
-      if (pinned != 1) n = 1;
-      if (pinned != 2) k = 8;
-    }
-    if (macs(m, n, k) <= kMaxMacs || tries == 64) return {m, n, k, dtype};
-  }
-}
-
-/// The seed of case `index`'s inputs, different for every case and dtype.
-uint64_t input_seed(uint64_t seed, int64_t index, DType dtype) {
-  Rng rng{seed ^ (uint64_t(index) * 0x9fb21c651e98df25ull) ^ (dtype == DType::fp16)};
-  return rng.next();
-}
-
-/// What a fuzz run does: which seed, how many cases, or one case alone.
-struct FuzzSettings {
-  uint64_t seed = kDefaultSeed;
-  int64_t cases = kDefaultCases;
-  int64_t only = -1;  ///< HM_FUZZ_CASE, or -1: run cases 0 … cases-1
-};
-
-/// Reads the unsigned integer in environment variable `name` into `out`, if it is set (in
-/// decimal, or hex with 0x); a value that is not one is an error naming the variable.
-hm::Status read_env(const char* name, uint64_t* out) {
-  const char* text = std::getenv(name);
-  if (text == nullptr) return hm::Status();
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text, &end, 0);
-  if (!(text[0] >= '0' && text[0] <= '9') || *end != '\0')
-    return hm::Status::error(std::string(name) + "='" + text +
-                             "' is not an unsigned integer (decimal, or hex with 0x)");
-  *out = value;
-  return hm::Status();
-}
-
-/// The settings from HM_FUZZ_SEED, HM_FUZZ_CASES and HM_FUZZ_CASE, defaults where unset.
-hm::Status read_fuzz_settings(FuzzSettings* out) {
-  FuzzSettings s;
-  uint64_t cases = uint64_t(s.cases), only = ~uint64_t(0);
-  HM_TRY(read_env("HM_FUZZ_SEED", &s.seed));
-  HM_TRY(read_env("HM_FUZZ_CASES", &cases));
-  HM_TRY(read_env("HM_FUZZ_CASE", &only));
-  constexpr uint64_t kMost = uint64_t(1) << 40;
-  if (cases < 1 || cases > kMost)
-    return hm::Status::error("HM_FUZZ_CASES=" + std::to_string(cases) +
-                             ": the number of cases must be at least 1 (and below 2^40)");
-  if (only != ~uint64_t(0) && only >= kMost)
-    return hm::Status::error("HM_FUZZ_CASE=" + std::to_string(only) + ": too large");
-  s.cases = int64_t(cases);
-  s.only = only == ~uint64_t(0) ? -1 : int64_t(only);
-  *out = s;
-  return hm::Status();
-}
-
-/// The command-line tool's command that runs `version` on `p`'s shape and checks it against
-/// cuBLAS (on inputs of its own: the shape, not the data, of the failing case).
-std::string cli_command(const std::string& cli, std::string_view version, const hm::Problem& p) {
-  return cli + " run --version " + std::string(version) + " --m " + std::to_string(p.m) +
-         " --n " + std::to_string(p.n) + " --k " + std::to_string(p.k) + " --dtype " +
-         hm::dtype_name(p.dtype);
-}
-
-/// The command that runs case `index` of the fuzz with `seed` alone, in test `test`.
-std::string gtest_command(const std::string& binary, uint64_t seed, int64_t index,
-                          const std::string& test) {
-  return "HM_FUZZ_SEED=" + std::to_string(seed) + " HM_FUZZ_CASE=" + std::to_string(index) +
-         " " + binary + " --gtest_filter='" + test + "'";
-}
-
-/// This test binary's path (for the repro command), or its name when Linux will not say.
-std::string this_binary() {
-  char path[4096];
-  const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
-  return length > 0 ? std::string(path, size_t(length)) : std::string("hm_tests");
-}
-
-// ---------------------------------------------------------------------------------------
-
-/// Sets environment variables for one test and puts the old values back afterwards.
-class ScopedEnv {
- public:
-  ~ScopedEnv() {
-    for (const auto& [name, value] : saved_)
-      value ? setenv(name.c_str(), value->c_str(), 1) : unsetenv(name.c_str());
-  }
-  /// Sets `name` to `value`, or unsets it when `value` is null.
-  void set(const char* name, const char* value) {
-    const auto named = [name](const auto& saved) { return saved.first == name; };
-    if (std::none_of(saved_.begin(), saved_.end(), named)) {
-      const char* old = std::getenv(name);
-      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-    }
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-
- private:
-  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
-TEST(FuzzShapes, EverySizeIsInRangeAndEveryCaseUnderTheWorkAndMemoryCaps) {
-  for (const uint64_t seed : {kDefaultSeed, uint64_t(1), uint64_t(0xdeadbeef)}) {
-    for (int64_t i = 0; i < 20000; ++i) {
-      const hm::Problem p = fuzz_case(seed, i, DType::bf16);
-      ASSERT_TRUE(p.m >= 1 && p.m <= kMaxMN && p.n >= 1 && p.n <= kMaxMN)
-          << "seed " << seed << ", case " << i << ": " << describe(p);
-      ASSERT_TRUE(p.k >= 8 && p.k <= kMaxK && p.k % 8 == 0)
-          << "seed " << seed << ", case " << i << ": " << describe(p);
-      ASSERT_LE(macs(p.m, p.n, p.k), kMaxMacs) << "seed " << seed << ", case " << i;
-      ASSERT_LE(case_bytes(p), kMaxCaseBytes) << "seed " << seed << ", case " << i;
-      ASSERT_OK(hm::validate_problem(p));
-    }
-  }
-}
-
-TEST(FuzzShapes, EveryEdgeIsPinnedInEveryDimensionByTheEdgeCases) {
-  static_assert(kDefaultCases >= kEdgeCases, "the default run must hold every edge case");
-  for (const uint64_t seed : {kDefaultSeed, uint64_t(7)}) {
-    std::set<int64_t> m, n, k;
-    for (int64_t i = 0; i < kEdgeCases; ++i) {
-      const hm::Problem p = fuzz_case(seed, i, DType::fp16);
-      m.insert(p.m);
-      n.insert(p.n);
-      k.insert(p.k);
-    }
-    for (const int64_t e : kEdgesMN) {
-      EXPECT_TRUE(m.count(e)) << "seed " << seed << ": no edge case has M = " << e;
-      EXPECT_TRUE(n.count(e)) << "seed " << seed << ": no edge case has N = " << e;
-    }
-    for (const int64_t e : kEdgesK)
-      EXPECT_TRUE(k.count(e)) << "seed " << seed << ": no edge case has K = " << e;
-  }
-  for (const int64_t e : kEdgesK) EXPECT_EQ(e % 8, 0) << e;
-}
-
-TEST(FuzzShapes, DrawnSizesAreLogUniformEachDecadeEquallyLikely) {
-  Rng rng{kDefaultSeed};
-  constexpr int kDraws = 200000;
-  std::array<int, 5> decades{};  // [1, 10), [10, 100), …, [10^4, 20000]
-  int64_t lowest = kMaxMN, highest = 1;
-  for (int i = 0; i < kDraws; ++i) {
-    const int64_t x = log_uniform(rng, 1, kMaxMN);
-    ASSERT_TRUE(x >= 1 && x <= kMaxMN) << x;
-    lowest = std::min(lowest, x);
-    highest = std::max(highest, x);
-    ++decades[size_t(std::min(4.0, std::floor(std::log10(double(x)))))];
-  }
-  EXPECT_EQ(lowest, 1);
-  EXPECT_EQ(highest, kMaxMN);
-  const double per_decade = std::log(10.0) / std::log(double(kMaxMN + 1));  // 0.2326
-  for (size_t d = 0; d < 4; ++d)
-    EXPECT_NEAR(decades[d] / double(kDraws), per_decade, 0.01) << "decade " << d;
-  EXPECT_NEAR(decades[4] / double(kDraws), std::log(2.0001) / std::log(double(kMaxMN + 1)),
-              0.01);
-  // K is 8 × a draw from [1, 2500]: at most 8 · 50 with chance ln 51 / ln 2501 (0.503).
-  int below = 0;
-  for (int i = 0; i < kDraws; ++i) below += log_uniform(rng, 1, kMaxK / 8) <= 50;
-  EXPECT_NEAR(below / double(kDraws), std::log(51.0) / std::log(2501.0), 0.01);
-}
-
-TEST(FuzzShapes, ACaseDependsOnlyOnTheSeedAndItsIndex) {
-  int differing = 0;
-  for (int64_t i = 0; i < 1000; ++i) {
-    const hm::Problem p = fuzz_case(kDefaultSeed, i, DType::bf16);
-    const hm::Problem again = fuzz_case(kDefaultSeed, i, DType::fp16);
-    EXPECT_TRUE(p.m == again.m && p.n == again.n && p.k == again.k) << "case " << i;
-    const hm::Problem other = fuzz_case(kDefaultSeed + 1, i, DType::bf16);
-    differing += other.m != p.m || other.n != p.n || other.k != p.k;
-  }
-  EXPECT_GT(differing, 990) << "another seed should give other shapes";
-  EXPECT_NE(input_seed(kDefaultSeed, 3, DType::bf16), input_seed(kDefaultSeed, 3, DType::fp16));
-  EXPECT_NE(input_seed(kDefaultSeed, 3, DType::bf16), input_seed(kDefaultSeed, 4, DType::bf16));
-}
-
-TEST(FuzzSettings, ReadsTheEnvironmentAndNamesABadValue) {
-  ScopedEnv env;
-  env.set("HM_FUZZ_SEED", nullptr);
-  env.set("HM_FUZZ_CASES", nullptr);
-  env.set("HM_FUZZ_CASE", nullptr);
-  FuzzSettings s;
-  ASSERT_OK(read_fuzz_settings(&s));
-  EXPECT_EQ(s.seed, kDefaultSeed);
-  EXPECT_EQ(s.cases, kDefaultCases);
-  EXPECT_EQ(s.only, -1);
-
-  env.set("HM_FUZZ_SEED", "0x10");
-  env.set("HM_FUZZ_CASES", "2500");
-  env.set("HM_FUZZ_CASE", "17");
-  ASSERT_OK(read_fuzz_settings(&s));
-  EXPECT_EQ(s.seed, 16u);
-  EXPECT_EQ(s.cases, 2500);
-  EXPECT_EQ(s.only, 17);
-
-  env.set("HM_FUZZ_CASE", nullptr);
-  for (const char* bad : {"", "abc", "12x", "-3", " 5"}) {
-    env.set("HM_FUZZ_CASES", bad);
-    EXPECT_ERROR_CONTAINS(read_fuzz_settings(&s), "HM_FUZZ_CASES='" + std::string(bad) + "'");
-  }
-  env.set("HM_FUZZ_CASES", "0");
-  EXPECT_ERROR_CONTAINS(read_fuzz_settings(&s), "at least 1");
-  env.set("HM_FUZZ_CASES", nullptr);
-  env.set("HM_FUZZ_SEED", "seven");
-  EXPECT_ERROR_CONTAINS(read_fuzz_settings(&s), "HM_FUZZ_SEED='seven'");
-}
-
-TEST(FuzzRepro, CommandsNameTheVersionShapeDtypeSeedAndCase) {
-  EXPECT_EQ(cli_command("build/release/hopper-matmul", "v5_async_wgmma",
-                        {1234, 567, 8, DType::fp16}),
-            "build/release/hopper-matmul run --version v5_async_wgmma --m 1234 --n 567 --k 8 "
-            "--dtype fp16");
-  EXPECT_EQ(gtest_command("build/release/tests/hm_tests", 15, 17,
-                          "AllVersions/Fuzz.Name/v5_async_wgmma_fp16"),
-            "HM_FUZZ_SEED=15 HM_FUZZ_CASE=17 build/release/tests/hm_tests "
-            "--gtest_filter='AllVersions/Fuzz.Name/v5_async_wgmma_fp16'");
-  EXPECT_NE(this_binary().find("hm_tests"), std::string::npos) << this_binary();
-}
-
-/// Runs `command` in a shell: its exit status (-1 if it did not exit) and what it printed,
-/// standard error included.
-std::pair<int, std::string> run_shell(const std::string& command) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed: " + command};
-  std::string output;
-  char chunk[512];
-  while (size_t got = fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
-
-/// Runs the command-line tool with `args`.
-std::pair<int, std::string> run_cli(const std::string& args) {
-  return run_shell(std::string(HM_CLI_PATH) + " " + args);
-}
-
-/// The whole of the file at `path` (a JSON file the tool wrote), or "" if it cannot be read.
-std::string file_text(const std::string& path) {
-  std::ifstream file(path);
-  return {std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>()};
-}
-
-/// The flat JSON object of the tool's output that starts at `at`, up to its closing brace.
-std::string object_at(const std::string& text, size_t at) {
-  return text.substr(at, text.find('}', at) - at);
-}
-
-// The repro command's flags are the command-line tool's: the same command, for every
-// version, with K = 12, which the tool rejects as a problem (exit 1, before any GPU is
-// needed) and not as a usage error (exit 2).
-TEST(FuzzRepro, TheCommandLineToolAcceptsTheCommandsFlags) {
-  for (const hm::Version& v : hm::versions()) {
-    const std::string command = cli_command(HM_CLI_PATH, v.name, {1234, 567, 12, DType::fp16});
-    const auto [status, output] = run_shell(command);
-    ASSERT_NE(status, -1) << command;
-    EXPECT_EQ(status, 1) << command << "\n" << output;
-    EXPECT_NE(output.find("k must be a multiple of 8"), std::string::npos) << output;
-  }
-}
-
-// --reference cpu (what scripts/gpu_check.sh runs compute-sanitizer on): run only, cpu or
-// cublas only, and a problem it cannot take is a problem error (exit 1) before any GPU.
-TEST(CliReference, TheFlagIsForRunAndTakesCpuOrCublas) {
-  auto [code, out] = run_cli("ladder --reference cpu");
-  EXPECT_EQ(code, 2) << out;
-  EXPECT_NE(out.find("--reference cpu is for run"), std::string::npos) << out;
-  std::tie(code, out) = run_cli("run --version v4_persistent --reference gpu");
-  EXPECT_EQ(code, 2) << out;
-  EXPECT_NE(out.find("--reference must be cublas or cpu, not 'gpu'"), std::string::npos) << out;
-  std::tie(code, out) = run_cli("run --version v4_persistent --m 64 --n 64 --k 12 --reference cpu");
-  EXPECT_EQ(code, 1) << out;
-  EXPECT_NE(out.find("k must be a multiple of 8"), std::string::npos) << out;
-}
-
-// --timing takes launch or batch; anything else is a usage error (exit 2), and batch is a
-// protocol, not a problem: a bad problem still fails as one (exit 1) before any GPU.
-TEST(CliTiming, TheFlagTakesLaunchOrBatch) {
-  auto [code, out] = run_cli("sweep --shapes 64x64x64 --timing events");
-  EXPECT_EQ(code, 2) << out;
-  EXPECT_NE(out.find("--timing must be launch or batch, not 'events'"), std::string::npos)
-      << out;
-  std::tie(code, out) = run_cli("run --version v8_stream_k --m 64 --n 64 --k 12 --timing batch");
-  EXPECT_EQ(code, 1) << out;
-  EXPECT_NE(out.find("k must be a multiple of 8"), std::string::npos) << out;
-}
-
-// --read-roofline takes on or off, for sweep only; anything else is a usage error (exit 2).
-TEST(CliReadRoofline, TheFlagIsForSweepAndTakesOnOrOff) {
-  auto [code, out] = run_cli("ladder --read-roofline on");
-  EXPECT_EQ(code, 2) << out;
-  EXPECT_NE(out.find("--read-roofline is for sweep"), std::string::npos) << out;
-  std::tie(code, out) = run_cli("sweep --shapes 64x64x64 --read-roofline yes");
-  EXPECT_EQ(code, 2) << out;
-  EXPECT_NE(out.find("--read-roofline must be on or off, not 'yes'"), std::string::npos)
-      << out;
-}
-
-// The plain read validates what it reads as matmul() does: an error, and nothing launched.
-TEST(CliReadRoofline, ThePlainReadRejectsWhatAMatmulWould) {
-  alignas(16) static char bytes[64];
-  hm::Status s = hm::read_problem_bytes({2, 2, 12, DType::bf16}, bytes, bytes, bytes, nullptr);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("k must be a multiple of 8"), std::string::npos) << s.message();
-  s = hm::read_problem_bytes({2, 2, 8, DType::bf16}, bytes + 2, bytes, bytes, nullptr);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("aligned"), std::string::npos) << s.message();
-}
 
 // On the GPU: a launch call into a full queue waits for a slot, about one kernel's time,
 // and the settling launches fill the stream's queue; so the sweep times the host's calls
@@ -522,35 +107,6 @@ TEST(CliReadRoofline, TheSweepRecordsThePlainReadAsARoofline) {
     EXPECT_EQ(row.find("ratio_to_cublas"), std::string::npos) << row;
     at += row.size();
   }
-}
-
-TEST(CliReference, TheCpuReferenceNamesItsLimitBeforeTouchingTheGpu) {
-  const hm::Problem p{8192, 8192, 8192, DType::bf16};
-  const hm::Status s = hm::cpu_reference_on_device(p, nullptr, nullptr, nullptr, nullptr);
-  ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("at most 20000000000 multiply-adds"), std::string::npos)
-      << s.message();
-}
-
-// The threads of cpu_reference each take interleaved rows; every element is the same sum as
-// the plain loop's, to the bit.
-TEST(CliReference, TheThreadedCpuReferenceIsThePlainSum) {
-  const hm::Problem p{37, 5, 24, DType::fp16};
-  std::vector<uint16_t> a(size_t(p.m * p.k)), b(size_t(p.n * p.k));
-  uint32_t x = 7;
-  for (auto* v : {&a, &b})
-    for (uint16_t& e : *v) e = uint16_t(0x3000 + ((x = x * 1664525u + 1013904223u) >> 22));
-  std::vector<double> ref;
-  hm::cpu_reference(p, a, b, &ref);
-  ASSERT_EQ(ref.size(), size_t(p.m * p.n));
-  for (int64_t i = 0; i < p.m; ++i)
-    for (int64_t j = 0; j < p.n; ++j) {
-      double sum = 0;
-      for (int64_t k = 0; k < p.k; ++k)
-        sum += hm::to_double(a[size_t(i * p.k + k)], p.dtype) *
-               hm::to_double(b[size_t(j * p.k + k)], p.dtype);
-      EXPECT_EQ(ref[size_t(i * p.n + j)], sum) << i << ", " << j;
-    }
 }
 
 // On the GPU: a version checked against the CPU product, and no cuBLAS row.

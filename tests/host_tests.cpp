@@ -4,6 +4,8 @@
  */
 #include <gtest/gtest.h>
 
+#include <cuda_runtime_api.h>
+
 #include <cmath>
 #include <cctype>
 #include <cstdint>
@@ -339,6 +341,27 @@ TEST_P(LauncherValidation, ReportsAMissingOrWrongGpuClearly) {
   EXPECT_NE(s.message().find(none ? "no usable CUDA GPU" : "run only on compute capability 9.0"),
             std::string::npos)
       << s.message();
+}
+
+// Why there is no usable GPU, told apart: no driver at all, a driver older than the CUDA
+// runtime these binaries carry (the runtime's error is the same for both), or no GPU.
+TEST(GpuCheck, TellsNoDriverFromAnOldDriverFromNoGpu) {
+  const std::string none = hm::no_gpu_reason(cudaErrorInsufficientDriver, 0, 13000);
+  EXPECT_NE(none.find("no NVIDIA driver is installed"), std::string::npos) << none;
+  const std::string old = hm::no_gpu_reason(cudaErrorInsufficientDriver, 12040, 13000);
+  EXPECT_NE(old.find("the NVIDIA driver supports CUDA 12.4, older than the CUDA 13.0 runtime"),
+            std::string::npos) << old;
+  EXPECT_NE(old.find("install a driver for CUDA 13.0 or newer"), std::string::npos) << old;
+  const std::string no_gpu = hm::no_gpu_reason(cudaErrorNoDevice, 13000, 13000);
+  EXPECT_NE(no_gpu.find("the NVIDIA driver (CUDA 13.0) found no GPU"), std::string::npos)
+      << no_gpu;
+  // And this machine's own answer, where it has no GPU.
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
+  const hm::Status gpu = hm::require_sm90();
+  if (!gpu.ok() && driver == 0)
+    EXPECT_NE(gpu.message().find("no NVIDIA driver is installed"), std::string::npos)
+        << gpu.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVersions, LauncherValidation, testing::ValuesIn(hm::versions()),
