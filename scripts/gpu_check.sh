@@ -47,9 +47,10 @@ cat build/release/ptxas/*.txt >"$out/ptxas.txt" 2>/dev/null
 
 if [ -x build/release/hopper-matmul ]; then
   step "test suite (ctest -j 8)" "$out/ctest.log" \
-    ctest --preset release -j 8 --timeout 600 || true
-  grep -E "tests passed|tests failed|Skipped\)|Failed\)|\*\*\*Timeout" "$out/ctest.log" |
-    tail -n 25 | sed 's/^/      /' >"$out/ctest_summary.tmp"
+    ctest --preset release -j 8 --timeout 600 --output-junit "$out/ctest.xml" \
+    --test-output-size-passed 4000000 --test-output-size-failed 4000000 || true
+  { grep -E "tests passed|tests failed|Failed\)|\*\*\*Timeout" "$out/ctest.log" | tail -n 25
+    python3 scripts/test_summary.py "$out/ctest.xml"; } | sed 's/^/      /' >"$out/ctest_summary.tmp"
 fi
 
 if [ -x build/debug/hopper-matmul ]; then
