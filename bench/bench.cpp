@@ -1,7 +1,7 @@
 /** @file
  *  The benchmark suite: every registered version and cuBLAS, in bf16 and fp16, on square,
  *  transformer-layer, ragged, decode (a few tokens against a layer's weights), wave-
- *  quantisation and short-K shapes.  Run one version or one family with
+ *  quantisation, short-K and row-pitch shapes.  Run one version or one family with
  *  `--benchmark_filter` (e.g. `--benchmark_filter=v5_async_wgmma/bf16/square`, or
  *  `/decode/` alone).
  *
@@ -44,7 +44,7 @@
 namespace {
 
 struct Shape {
-  std::string family;  ///< square, transformer, ragged, decode, waves or shortk
+  std::string family;  ///< square, transformer, ragged, decode, waves, shortk or pitch
   int64_t m, n, k;
 };
 
@@ -53,8 +53,10 @@ struct Shape {
 /// steps of a 5120-wide model (1…256 tokens against the weights of its projections: N × K
 /// of 5120 × 5120, 15360 × 5120 fused QKV, 27648 × 5120 fused gate and up, 5120 × 13824
 /// down), bound by reading B from HBM; and "waves": shapes whose 128×256 tiles leave the
-/// last wave over the H200's 132 SMs mostly empty, the loss stream-K addresses; and short
-/// K, where a tile's epilogue is a large part of its time, the loss ping-pong addresses.
+/// last wave over the H200's 132 SMs mostly empty, the loss stream-K addresses; short K,
+/// where a tile's epilogue is a large part of its time, the loss ping-pong addresses; and
+/// "pitch": rows of A and B whose K·2 bytes are not a multiple of 128 (16 or 80 past one),
+/// each beside the same M × N at the nearest K that is a multiple of 64.
 std::vector<Shape> shapes() {
   std::vector<Shape> list;
   for (const int64_t s : {512, 1024, 2048, 4096, 6144, 8192, 12288, 16384})
@@ -88,6 +90,14 @@ std::vector<Shape> shapes() {
                                 {4096, 16384, 1024},
                                 {16384, 4096, 2048}})
     list.push_back({"shortk", m, n, k});
+  for (const auto& [m, n] : {std::pair<int64_t, int64_t>{2048, 2048}, {4096, 4096}, {1920, 2880}})
+    for (const auto& [k, aligned] : {std::pair<int64_t, int64_t>{2056, 2048},
+                                     {4104, 4096},
+                                     {4136, 4160},
+                                     {5128, 5120}}) {
+      list.push_back({"pitch", m, n, k});
+      list.push_back({"pitch", m, n, aligned});
+    }
   return list;
 }
 

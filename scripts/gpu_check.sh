@@ -50,7 +50,8 @@ if [ -x build/release/hopper-matmul ]; then
     ctest --preset release -j 8 --timeout 600 --output-junit "$out/ctest.xml" \
     --test-output-size-passed 4000000 --test-output-size-failed 4000000 || true
   { grep -E "tests passed|tests failed|Failed\)|\*\*\*Timeout" "$out/ctest.log" | tail -n 25
-    python3 scripts/test_summary.py "$out/ctest.xml"; } | sed 's/^/      /' >"$out/ctest_summary.tmp"
+    python3 scripts/test_summary.py "$out/ctest.xml"
+  } | sed 's/^/      /' >"$out/ctest_summary.tmp"
 fi
 
 if [ -x build/debug/hopper-matmul ]; then
@@ -64,7 +65,8 @@ if [ -x build/debug/hopper-matmul ]; then
   # 129 × 257 × 72 has partial tiles in M, N and K (v8: Cᵀ in three 128 × 256 tiles, its
   # small-M kernel); 136 × 1280 × 4160 is Cᵀ in ten 128 × 256 tiles of 65 K slices, each
   # split eight ways (v8's fix-up of 256-column partials, which 256×5120×5120 takes with
-  # three pieces: here an owner adds seven).
+  # three pieces: here an owner adds seven); 264 × 520 × 4136 has rows of A and B 80 bytes
+  # past a multiple of 128 (8272 bytes), no row on a 128-byte line.
   # Only the version's own kernels are checked (--kernel-name), and the runs take
   # --reference cpu: the float64 CPU product, no cuBLAS in the process.  Under
   # racecheck, cuBLAS's own kernels fault ("Internal Sanitizer Error: failed to handle
@@ -73,7 +75,7 @@ if [ -x build/debug/hopper-matmul ]; then
   # internal error"); checked against the CPU product instead, every version runs clean.
   for v in $versions; do
     for shape in 200x264x136 200x263x136 64x264x1032 64x1024x4096 1000x12296x520 \
-        129x257x72 136x1280x4160; do
+        129x257x72 136x1280x4160 264x520x4136; do
       IFS=x read -r m n k <<<"$shape"
       for tool in memcheck racecheck synccheck; do
         echo "== compute-sanitizer --tool $tool: $v, $shape" >>"$out/sanitizer.log"

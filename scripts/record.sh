@@ -13,8 +13,11 @@
 #           OUTDIR/sweep_decode_bf16.json and sweep_decode_fp16.json, with 100 ms of settling
 #           instead of 500 (a decode launch lasts tens of microseconds: 100 ms is thousands
 #           of them) and the plain read of each shape's bytes beside them (--read-roofline
-#           on); and one of the short-K family for v8_stream_k, v9_pingpong and cuBLAS into
-#           sweep_shortk_DTYPE.json;
+#           on); one of the short-K family for v8_stream_k, v9_pingpong and cuBLAS into
+#           sweep_shortk_DTYPE.json; and one of the row-pitch family (K·2 bytes not a
+#           multiple of 128, each beside its aligned neighbour) for v3_warp_specialized and
+#           every version after it, and cuBLAS, into sweep_pitch_DTYPE.json (100 ms of
+#           settling);
 #   bench   the benchmark suite (every version and cuBLAS, bf16 and fp16, every shape; launch
 #           by launch alternately with cuBLAS) into OUTDIR/bench.json, then the plots into
 #           OUTDIR/plots and the README's results table (scripts/plot.py) when matplotlib is
@@ -38,6 +41,8 @@
 #   --families transformer                                               (228 s and 236 s)
 #   --families "decode waves shortk" --impls "cublas v7_multicast v8_stream_k v9_pingpong"
 #                                                                        (318 s and 319 s)
+#   --families pitch                              (528 benchmarks of 24 mid-size shapes; not
+#                                                  yet timed: give it a call of its own)
 # The decode, waves and short-K families are recorded for the rungs they are about (for every
 # version they would not fit one call).  The plots are drawn once bench.json holds every
 # family.  HM_BENCH_ARGS adds flags to hm_bench.  --part ladder's commands took 194 s on the
@@ -147,6 +152,19 @@ record_sweeps() {
   for dtype in bf16 fp16; do
     build/release/hopper-matmul sweep --dtype "$dtype" --versions v8_stream_k,v9_pingpong \
       --rounds 3 --json "$out/sweep_shortk_$dtype.json" --shapes "$shapes"
+  done
+  # The row-pitch family, sustained, for the warp-specialized versions and cuBLAS: each
+  # shape with rows of A and B 16 or 80 bytes past a multiple of 128 beside its neighbour.
+  shapes=$(build/release/hm_bench --benchmark_list_tests \
+             --benchmark_filter='^matmul/cublas/bf16/pitch/' |
+           sed -E 's|^matmul/cublas/bf16/[a-z]+/([0-9]+x[0-9]+x[0-9]+)/.*|\1|' | paste -sd, -)
+  [ -n "$shapes" ] || { echo "record.sh: hm_bench lists no row-pitch shapes" >&2; exit 1; }
+  local versions
+  versions=$(build/release/hopper-matmul list | awk 'NR > 1 && substr($1, 2) + 0 >= 3 {print $1}' |
+             paste -sd, -)
+  for dtype in bf16 fp16; do
+    build/release/hopper-matmul sweep --dtype "$dtype" --versions "$versions" --rounds 3 \
+      --settle-ms 100 --json "$out/sweep_pitch_$dtype.json" --shapes "$shapes"
   done
 }
 

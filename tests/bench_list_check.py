@@ -15,7 +15,8 @@ versions = sorted(d for d in os.listdir(root) if re.match(r"v\d+_", d))
 missing = []
 for impl in ["cublas"] + versions:
     for dtype in ("bf16", "fp16"):
-        for family in ("square", "transformer", "ragged", "decode", "waves", "shortk"):
+        for family in ("square", "transformer", "ragged", "decode", "waves", "shortk",
+                       "pitch"):
             prefix = f"matmul/{impl}/{dtype}/{family}/"
             if not any(n.startswith(prefix) for n in names):
                 missing.append(prefix)
@@ -25,7 +26,9 @@ for required in ("matmul/cublas/bf16/square/8192x8192x8192",
                  "matmul/cublas/bf16/decode/1x5120x5120",
                  "matmul/cublas/fp16/decode/256x5120x13824",
                  "matmul/cublas/bf16/waves/1024x34048x4096",
-                 "matmul/cublas/bf16/shortk/8192x8192x512"):
+                 "matmul/cublas/bf16/shortk/8192x8192x512",
+                 "matmul/cublas/bf16/pitch/1920x2880x4136",
+                 "matmul/cublas/fp16/pitch/1920x2880x4160"):
     if required not in names:
         missing.append(required)
 print(f"{len(names)} benchmarks listed")

@@ -88,6 +88,12 @@ const Shape kShapes[] = {
     {"RaggedSplitKInThreeIn256ColumnTiles", 136, 5000, 4104},
     {"SplitKInTwoIn256ColumnTiles", 160, 8000, 4104},
     {"SplitKInEightIn256ColumnTiles", 200, 2000, 4104},
+    // Rows of A and B whose K·2 bytes are 16 (K = 2056, 5128) or 80 (K = 4136) past a
+    // multiple of 128, so that no row starts on a 128-byte line (the benchmark's "pitch"
+    // family): whole tiles, ragged M and N, and several tiles per CTA.
+    {"PitchRows16BytesPastALine", 2048, 2048, 2056},
+    {"PitchRows80BytesPastALineRagged", 1920, 2880, 4136},
+    {"PitchRows16BytesPastALineManyTiles", 4096, 4096, 5128},
 };
 
 /// Problems up to this many multiply-adds are also checked against the float64 CPU product.
