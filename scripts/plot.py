@@ -10,8 +10,9 @@
           Adds a column to the README table.
 --mine    your own runs to overlay: `hopper-matmul ladder|sweep --json FILE` output or
           another benchmark JSON.  They are drawn as open markers beside the recorded run.
---readme  regenerate the results table between the markers
-          <!-- results:begin --> and <!-- results:end -->.
+--readme  regenerate the results table of the card the run was measured on, between the
+          markers <!-- results:CARD:begin --> and <!-- results:CARD:end --> (CARD: h100 or
+          h200, from the GPU's name in --bench).
 
 Writes, in --out: ladder.svg/.png (TFLOPS of every version at 8192³ bf16, with cuBLAS and
 the dense peak as reference lines), ladder_vN.svg (the same "up to vN", one per docs
@@ -23,6 +24,7 @@ byte-stable (fixed hash salt, no dates), so regenerating unchanged data changes 
 """
 import argparse
 import os
+import re
 import sys
 
 from hm_results import LADDER_SHAPE, geomean, load, pick, versions_in
@@ -52,6 +54,13 @@ def short(technique, width=30):
             line = f"{line} {w}".strip()
     lines.append(line)
     return "\n".join(lines)
+
+
+def card_of(env):
+    """'h100' or 'h200' from the GPU's name ("NVIDIA H100 80GB HBM3"), else the name."""
+    name = env.get("name", "GPU")
+    m = re.search(r"\bH(100|200)\b", name)
+    return f"h{m.group(1)}" if m else re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 def gpu_label(env):
@@ -190,7 +199,7 @@ def plot_decode(rows, env, out):
     return True
 
 
-def results_table(rows, env, ladder=None, ladder_env=None, ladder_path=None):
+def results_table(rows, env, bench_path, ladder=None, ladder_env=None, ladder_path=None):
     sustained = ""
     if ladder:
         lenv = ladder_env or {}
@@ -206,7 +215,7 @@ def results_table(rows, env, ladder=None, ladder_env=None, ladder_path=None):
         f"{env.get('runtime_version', '?')}, cuBLAS {env.get('cublas_version', '?')}, commit "
         f"{env.get('commit', '?')}.  Alternating: the median launch, timed launch by launch "
         "alternately with cuBLAS in the same process (bench/bench.cpp states the protocol); "
-        "`results/h200/bench.json` holds every shape." + sustained,
+        f"`{os.path.relpath(bench_path)}` holds every shape." + sustained,
         "",
         "| version | what it adds | 8192³ bf16 TFLOPS | × cuBLAS, 8192³ bf16, alternating | "
         + ("× cuBLAS, 8192³ bf16, sustained | " if ladder else "")
@@ -228,12 +237,13 @@ def results_table(rows, env, ladder=None, ladder_env=None, ladder_path=None):
     return "\n".join(lines)
 
 
-def update_readme(path, table):
+def update_readme(path, card, table):
     with open(path) as f:
         text = f.read()
-    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
+    begin, end = f"<!-- results:{card}:begin -->", f"<!-- results:{card}:end -->"
     if begin not in text or end not in text:
-        sys.exit(f"{path} has no {begin} … {end} markers")
+        sys.exit(f"{path} has no {begin} … {end} markers: add a section for the {card}'s "
+                 "results (the plots are drawn)")
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
     with open(path, "w") as f:
@@ -266,7 +276,8 @@ def main():
     plot_decode(rows, env, args.out)
     if args.readme:
         ladder, ladder_env = load(args.ladder) if args.ladder else (None, None)
-        update_readme(args.readme, results_table(rows, env, ladder, ladder_env, args.ladder))
+        update_readme(args.readme, card_of(env),
+                      results_table(rows, env, args.bench, ladder, ladder_env, args.ladder))
     print(f"plots written to {args.out}")
 
 

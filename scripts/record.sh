@@ -2,9 +2,9 @@
 # Records a measurement on a GPU machine, whole or in parts (for a limit on one call's time):
 #   scripts/record.sh [--part ladder|sweeps|bench|sms|build|all] [--no-build]
 #                     [--families LIST] [--impls LIST] [OUTDIR]
-# (default: all, into results/h200).  Every part first builds the release tree (nothing to do
-# when it is up to date; --no-build skips that and uses the binaries already there), so each
-# part runs alone:
+# (default: all, into results/h100 or results/h200, after GPU 0's name).  Every part first
+# builds the release tree (nothing to do when it is up to date; --no-build skips that and
+# uses the binaries already there), so each part runs alone:
 #   ladder  the 8192³ ladder (sustained: each implementation timed after its clock has
 #           settled) into OUTDIR/ladder_bf16.json and ladder_fp16.json, and a sustained sweep
 #           of a few shapes into OUTDIR/sweep_bf16.json;
@@ -85,7 +85,16 @@ if { [ -n "$families" ] || [ -n "$impls" ]; } && [ "$part" != bench ]; then
   echo "record.sh: --families and --impls are for --part bench" >&2
   usage
 fi
-out=${out:-results/h200}
+if [ -z "$out" ]; then  # results/<card>, from the name of GPU 0
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null || true)
+  case $gpu in
+    *H100*) out=results/h100 ;;
+    *H200*) out=results/h200 ;;
+    *) echo "record.sh: GPU 0 is '${gpu:-not found}', neither an H100 nor an H200: name" \
+            "OUTDIR" >&2
+       exit 2 ;;
+  esac
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$(dirname "$0")/.."
@@ -216,7 +225,9 @@ print(' '.join(bench_merge.families_of(json.load(open(sys.argv[1])))))" "$out/be
     local args=(--bench "$out/bench.json" --out "$out/plots")
     # The ladder adds the README's sustained column: from this recording, when it is there.
     [ -f "$out/ladder_bf16.json" ] && args+=(--ladder "$out/ladder_bf16.json")
-    [ "$out" = "$(pwd)/results/h200" ] && args+=(--readme README.md)
+    case $out in  # the README's table of this card
+      "$(pwd)/results/h100" | "$(pwd)/results/h200") args+=(--readme README.md) ;;
+    esac
     python3 scripts/plot.py "${args[@]}"
   else
     echo "matplotlib is missing: the plots were not drawn (sudo apt-get install python3-matplotlib)"
