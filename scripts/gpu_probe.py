@@ -95,7 +95,10 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--nvcc", help="the nvcc whose CUDA version the driver must support")
     args = ap.parse_args()
-    usable, line = probe(args.nvcc)
+    try:
+        usable, line = probe(args.nvcc)
+    except (OSError, AttributeError, ValueError) as e:  # a libcuda.so.1 that is not a driver's
+        usable, line = False, f"asking the driver failed: {e}"
     print(("a usable GPU: " if usable else "no usable GPU: ") + line)
     return 0 if usable else 1
 
