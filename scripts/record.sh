@@ -137,16 +137,24 @@ record_ladder() {
     2048x2048x2048,4096x4096x4096,16384x16384x16384,1024x4096x4096,16384x8192x8192,8192x8192x1024,333x12345x1024
 }
 
+# The shapes of hm_bench's families matching the regex FAMILIES (its cuBLAS bf16 names), as
+# one MxNxK,… list, so that bench/bench.cpp alone names them; record.sh stops if there are
+# none.  family_shapes FAMILIES WHAT
+family_shapes() {
+  local shapes
+  shapes=$(build/release/hm_bench --benchmark_list_tests \
+             --benchmark_filter="^matmul/cublas/bf16/$1/" |
+           sed -E 's|^matmul/cublas/bf16/[a-z]+/([0-9]+x[0-9]+x[0-9]+)/.*|\1|' | paste -sd, -)
+  [ -n "$shapes" ] || { echo "record.sh: hm_bench lists no $2 shapes" >&2; exit 1; }
+  echo "$shapes"
+}
+
 record_sweeps() {
   # bench/bench.cpp's decode family (1…256 tokens against a 5120-wide model's projections)
   # and waves family (a last wave of 128×256 tiles mostly empty), 29 shapes: 100 ms of
-  # settling per implementation and round instead of 500 keeps the part short.  The shapes
-  # are taken from hm_bench's list, so that bench/bench.cpp alone names them.
+  # settling per implementation and round instead of 500 keeps the part short.
   local shapes
-  shapes=$(build/release/hm_bench --benchmark_list_tests \
-             --benchmark_filter='^matmul/cublas/bf16/(decode|waves)/' |
-           sed -E 's|^matmul/cublas/bf16/[a-z]+/([0-9]+x[0-9]+x[0-9]+)/.*|\1|' | paste -sd, -)
-  [ -n "$shapes" ] || { echo "record.sh: hm_bench lists no decode or waves shapes" >&2; exit 1; }
+  shapes=$(family_shapes '(decode|waves)' "decode or waves")
   for dtype in bf16 fp16; do
     build/release/hopper-matmul sweep --dtype "$dtype" \
       --versions v7_multicast,v8_stream_k,v9_pingpong --rounds 3 --settle-ms 100 \
@@ -154,20 +162,14 @@ record_sweeps() {
       --json "$out/sweep_decode_$dtype.json" --shapes "$shapes"
   done
   # The short-K family (ping-pong's), sustained, for v8, v9 and cuBLAS.
-  shapes=$(build/release/hm_bench --benchmark_list_tests \
-             --benchmark_filter='^matmul/cublas/bf16/shortk/' |
-           sed -E 's|^matmul/cublas/bf16/[a-z]+/([0-9]+x[0-9]+x[0-9]+)/.*|\1|' | paste -sd, -)
-  [ -n "$shapes" ] || { echo "record.sh: hm_bench lists no short-K shapes" >&2; exit 1; }
+  shapes=$(family_shapes 'shortk' "short-K")
   for dtype in bf16 fp16; do
     build/release/hopper-matmul sweep --dtype "$dtype" --versions v8_stream_k,v9_pingpong \
       --rounds 3 --json "$out/sweep_shortk_$dtype.json" --shapes "$shapes"
   done
   # The row-pitch family, sustained, for the warp-specialized versions and cuBLAS: each
   # shape with rows of A and B 16 or 80 bytes past a multiple of 128 beside its neighbour.
-  shapes=$(build/release/hm_bench --benchmark_list_tests \
-             --benchmark_filter='^matmul/cublas/bf16/pitch/' |
-           sed -E 's|^matmul/cublas/bf16/[a-z]+/([0-9]+x[0-9]+x[0-9]+)/.*|\1|' | paste -sd, -)
-  [ -n "$shapes" ] || { echo "record.sh: hm_bench lists no row-pitch shapes" >&2; exit 1; }
+  shapes=$(family_shapes 'pitch' "row-pitch")
   local versions
   versions=$(build/release/hopper-matmul list | awk 'NR > 1 && substr($1, 2) + 0 >= 3 {print $1}' |
              paste -sd, -)
