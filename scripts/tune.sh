@@ -25,7 +25,7 @@
 # process: one process's spread on a decode shape is several percent, so a gain must show
 # in every pass.  Even then, two builds whose measured kernels did the same work differed by
 # up to 2.7% on one shape in all three passes, and by 0.5% in the geometric mean
-# (docs/notes/performance-log.md, "The parameter block, pieces in turn", 2026-12-02): add a
+# (docs/notes/performance-log.md, "The spread: one kernel measured twice", 2026-12-02): add a
 # control variant that changes nothing (e.g. same="-DHM_X_SAME=1") and read a gain against
 # its spread.  A table of ratios to cuBLAS per shape, variant and pass is printed last, with
 # each pass's geometric mean.  HM_TUNE_LADDER=0 leaves the 8192³ ladder out, and

@@ -67,7 +67,8 @@ def instrument(source, ns, name, pad, tile, first_slice, step9):
 
 def instrument_v8(source):
     """The probe edits of v8's kernel, per CTA (its first work unit only): the phases of a
-    stream-K unit, for the decode shapes' fixed cost (the performance log, issue 14)."""
+    stream-K unit, for the decode shapes' fixed cost (the performance log, "The decode path:
+    Cᵀ in transposed small-M tiles", 2026-12-01)."""
     ns, name = "v8_stream_k", "probe_v8"
     text = sub(source, f"namespace {ns} {{", f"namespace {name} {{\n" + HELPERS, "namespace")
     text = sub(text, f"}}  // namespace {ns}", f"}}  // namespace {name}", "namespace end")
