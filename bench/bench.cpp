@@ -1,7 +1,7 @@
 /** @file
  *  The benchmark suite: every registered version and cuBLAS, in bf16 and fp16, on square,
  *  transformer-layer, ragged, decode (a few tokens against a layer's weights), wave-
- *  quantisation, short-K and row-pitch shapes.  Run one version or one family with
+ *  quantisation, short-K, row-pitch and mid-size shapes.  Run one version or one family with
  *  `--benchmark_filter` (e.g. `--benchmark_filter=v5_async_wgmma/bf16/square`, or
  *  `/decode/` alone).
  *
@@ -44,7 +44,7 @@
 namespace {
 
 struct Shape {
-  std::string family;  ///< square, transformer, ragged, decode, waves, shortk or pitch
+  std::string family;  ///< square, transformer, ragged, decode, waves, shortk, pitch or midsize
   int64_t m, n, k;
 };
 
@@ -56,7 +56,9 @@ struct Shape {
 /// last wave over the H200's 132 SMs mostly empty, the loss stream-K addresses; short K,
 /// where a tile's epilogue is a large part of its time, the loss ping-pong addresses; and
 /// "pitch": rows of A and B whose K·2 bytes are not a multiple of 128 (16 or 80 past one),
-/// each beside the same M × N at the nearest K that is a multiple of 64.
+/// each beside the same M × N at the nearest K that is a multiple of 64; and "midsize":
+/// problems whose 128×256 tiles do not fill the GPU, or fill it a wave or two and a part
+/// (squares 1536…3584, and 384…1536 rows against 4096 × 4096 and 5120 × 5120 weights).
 std::vector<Shape> shapes() {
   std::vector<Shape> list;
   for (const int64_t s : {512, 1024, 2048, 4096, 6144, 8192, 12288, 16384})
@@ -98,6 +100,11 @@ std::vector<Shape> shapes() {
       list.push_back({"pitch", m, n, k});
       list.push_back({"pitch", m, n, aligned});
     }
+  for (const int64_t s : {1536, 2048, 2560, 3072, 3584})
+    list.push_back({"midsize", s, s, s});
+  for (const int64_t m : {384, 768, 1024, 1536})
+    for (const int64_t nk : {4096, 5120})
+      list.push_back({"midsize", m, nk, nk});
   return list;
 }
 

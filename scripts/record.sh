@@ -17,7 +17,9 @@
 #           sweep_shortk_DTYPE.json; and one of the row-pitch family (K·2 bytes not a
 #           multiple of 128, each beside its aligned neighbour) for v3_warp_specialized and
 #           every version after it, and cuBLAS, into sweep_pitch_DTYPE.json (100 ms of
-#           settling);
+#           settling); and one of the mid-size family (tiles that do not fill the GPU, or
+#           fill a wave or two and a part) for v6_tma_store and every version after it, and
+#           cuBLAS, into sweep_midsize_DTYPE.json;
 #   bench   the benchmark suite (every version and cuBLAS, bf16 and fp16, every shape; launch
 #           by launch alternately with cuBLAS) into OUTDIR/bench.json, then the plots into
 #           OUTDIR/plots and the README's results table (scripts/plot.py) when matplotlib is
@@ -43,6 +45,7 @@
 #                                                                        (318 s and 319 s)
 #   --families pitch                              (528 benchmarks of 24 mid-size shapes; not
 #                                                  yet timed: give it a call of its own)
+#   --families midsize                            (286 benchmarks of 13 shapes; not yet timed)
 # The decode, waves and short-K families are recorded for the rungs they are about (for every
 # version they would not fit one call).  The plots are drawn once bench.json holds every
 # family.  HM_BENCH_ARGS adds flags to hm_bench.  --part ladder's commands took 194 s on the
@@ -176,6 +179,14 @@ record_sweeps() {
   for dtype in bf16 fp16; do
     build/release/hopper-matmul sweep --dtype "$dtype" --versions "$versions" --rounds 3 \
       --settle-ms 100 --json "$out/sweep_pitch_$dtype.json" --shapes "$shapes"
+  done
+  # The mid-size family, sustained, for v6 on (the rungs whose schedule is about it).
+  shapes=$(family_shapes 'midsize' "mid-size")
+  versions=$(build/release/hopper-matmul list | awk 'NR > 1 && substr($1, 2) + 0 >= 6 {print $1}' |
+             paste -sd, -)
+  for dtype in bf16 fp16; do
+    build/release/hopper-matmul sweep --dtype "$dtype" --versions "$versions" --rounds 3 \
+      --json "$out/sweep_midsize_$dtype.json" --shapes "$shapes"
   done
 }
 

@@ -16,7 +16,7 @@ missing = []
 for impl in ["cublas"] + versions:
     for dtype in ("bf16", "fp16"):
         for family in ("square", "transformer", "ragged", "decode", "waves", "shortk",
-                       "pitch"):
+                       "pitch", "midsize"):
             prefix = f"matmul/{impl}/{dtype}/{family}/"
             if not any(n.startswith(prefix) for n in names):
                 missing.append(prefix)
@@ -28,7 +28,9 @@ for required in ("matmul/cublas/bf16/square/8192x8192x8192",
                  "matmul/cublas/bf16/waves/1024x34048x4096",
                  "matmul/cublas/bf16/shortk/8192x8192x512",
                  "matmul/cublas/bf16/pitch/1920x2880x4136",
-                 "matmul/cublas/fp16/pitch/1920x2880x4160"):
+                 "matmul/cublas/fp16/pitch/1920x2880x4160",
+                 "matmul/cublas/bf16/midsize/3584x3584x3584",
+                 "matmul/cublas/fp16/midsize/384x5120x5120"):
     if required not in names:
         missing.append(required)
 print(f"{len(names)} benchmarks listed")
