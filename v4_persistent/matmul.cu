@@ -10,7 +10,7 @@
  *  consumers through shared memory.  A fixed share per CTA (b, b + grid, …) would be as
  *  fast on an idle GPU, but when another kernel holds some SMs, the CTAs that find none
  *  start late and their share then runs after all the others: with 12 SMs taken, v4 took
- *  ×1.8 longer at 8192³ where cuBLAS took ×1.2 (docs/notes/performance-log.md).  With the
+ *  ×1.8 longer at 8192³ where cuBLAS took ×1.1 (docs/notes/performance-log.md).  With the
  *  counter a late CTA finds the tiles taken.  The producer moves on to the next tile's K
  *  slices as soon as a stage is free, so while the consumers run one tile's epilogue the
  *  next tile's loads are already landing.
