@@ -152,6 +152,12 @@ family_shapes() {
   echo "$shapes"
 }
 
+# The versions hopper-matmul lists from vFIRST on, as one NAME,… list.  versions_from FIRST
+versions_from() {
+  build/release/hopper-matmul list |
+    awk -v first="$1" 'NR > 1 && substr($1, 2) + 0 >= first {print $1}' | paste -sd, -
+}
+
 record_sweeps() {
   # bench/bench.cpp's decode family (1…256 tokens against a 5120-wide model's projections)
   # and waves family (a last wave of 128×256 tiles mostly empty), 29 shapes: 100 ms of
@@ -174,16 +180,14 @@ record_sweeps() {
   # shape with rows of A and B 16 or 80 bytes past a multiple of 128 beside its neighbour.
   shapes=$(family_shapes 'pitch' "row-pitch")
   local versions
-  versions=$(build/release/hopper-matmul list | awk 'NR > 1 && substr($1, 2) + 0 >= 3 {print $1}' |
-             paste -sd, -)
+  versions=$(versions_from 3)
   for dtype in bf16 fp16; do
     build/release/hopper-matmul sweep --dtype "$dtype" --versions "$versions" --rounds 3 \
       --settle-ms 100 --json "$out/sweep_pitch_$dtype.json" --shapes "$shapes"
   done
   # The mid-size family, sustained, for v6 on (the rungs whose schedule is about it).
   shapes=$(family_shapes 'midsize' "mid-size")
-  versions=$(build/release/hopper-matmul list | awk 'NR > 1 && substr($1, 2) + 0 >= 6 {print $1}' |
-             paste -sd, -)
+  versions=$(versions_from 6)
   for dtype in bf16 fp16; do
     build/release/hopper-matmul sweep --dtype "$dtype" --versions "$versions" --rounds 3 \
       --json "$out/sweep_midsize_$dtype.json" --shapes "$shapes"
