@@ -18,7 +18,9 @@ docs/markdown by default), not to OUT, so that OUT can be copied there as it is:
   ``<a id="…"></a>`` of its own, and footnotes are GFM footnotes (``[^1]``);
 - an image is the file in the repository (``../../figures/v6_epilogue.svg``), which must exist;
 - the diff of ``hm-diff`` and the exercises' answers (admonitions of class ``hm-answer``) are
-  folded, ``<details><summary>…</summary>`` with the content after a blank line;
+  folded, ``<details><summary>…</summary>`` with the content after a blank line; of the
+  diff's two views only the full one is written, the code-only one by its summary line (it
+  would repeat most of the full one and double the chapter's length);
 - the API pages (Breathe's ``doxygen*`` directives) are rendered simply, without Doxygen: each
   namespace is a line that links to the folder that declares it and names the site.
 
@@ -515,7 +517,18 @@ class Page:
     # The diff of hm-diff --------------------------------------------------------------------
 
     def b_hm_diff(self, node):
-        return self.blocks(node)
+        # The full diff, folded; the site's second view (code only) would repeat most of it,
+        # so here it is named by its summary alone.
+        views = [c for c in node.children if isinstance(c, hm_docs.hm_diff_view)]
+        if not views or len(views) != len(node.children):
+            fail(node, "a diff whose children are not views")
+        blocks = self.b_hm_diff_view(views[0])
+        for view in views[1:]:
+            summary = [c for c in view.children if isinstance(c, hm_docs.hm_diff_summary)]
+            if len(summary) != 1:
+                fail(view, "a diff view without its summary")
+            blocks.append(f"On the site, a second view: {summary[0].astext()}.")
+        return blocks
 
     def b_hm_diff_view(self, node):
         summary = [c for c in node.children if isinstance(c, hm_docs.hm_diff_summary)]
