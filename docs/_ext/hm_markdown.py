@@ -527,7 +527,8 @@ class Page:
             summary = [c for c in view.children if isinstance(c, hm_docs.hm_diff_summary)]
             if len(summary) != 1:
                 fail(view, "a diff view without its summary")
-            blocks.append(f"On the site, a second view: {summary[0].astext()}.")
+            text = summary[0].astext().removeprefix("Code only: ")
+            blocks.append(f"On the site a second view shows the code only: {text}.")
         return blocks
 
     def b_hm_diff_view(self, node):
