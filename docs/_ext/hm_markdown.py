@@ -162,6 +162,14 @@ SILENT = (nodes.comment, nodes.substitution_definition, addnodes.index, nodes.me
           addnodes.tabular_col_spec, nodes.decoration, nodes.colspec)
 
 
+def view_summary(view):
+    """The summary line (hm_diff_summary) of one folded view of a diff."""
+    summary = [c for c in view.children if isinstance(c, hm_docs.hm_diff_summary)]
+    if len(summary) != 1:
+        fail(view, "a diff view without its summary")
+    return summary[0]
+
+
 class Page:
     def __init__(self, builder, docname):
         self.builder = builder
@@ -524,19 +532,14 @@ class Page:
             fail(node, "a diff whose children are not views")
         blocks = self.b_hm_diff_view(views[0])
         for view in views[1:]:
-            summary = [c for c in view.children if isinstance(c, hm_docs.hm_diff_summary)]
-            if len(summary) != 1:
-                fail(view, "a diff view without its summary")
-            text = summary[0].astext().removeprefix("Code only: ")
+            text = view_summary(view).astext().removeprefix("Code only: ")
             blocks.append(f"On the site a second view shows the code only: {text}.")
         return blocks
 
     def b_hm_diff_view(self, node):
-        summary = [c for c in node.children if isinstance(c, hm_docs.hm_diff_summary)]
-        if len(summary) != 1:
-            fail(node, "a diff view without its summary")
-        body = self.blocks_of([c for c in node.children if c is not summary[0]])
-        return [f"<details>\n<summary>{html_escape(summary[0].astext())}</summary>"] + body + [
+        summary = view_summary(node)
+        body = self.blocks_of([c for c in node.children if c is not summary])
+        return [f"<details>\n<summary>{html_escape(summary.astext())}</summary>"] + body + [
             "</details>"]
 
     # Breathe's API pages, rendered without Doxygen --------------------------------------------
