@@ -671,6 +671,8 @@ TEST(PingPong, PathRuleV9) {
   EXPECT_TRUE(pp(1024, 34048, 4096)) << "waves: v8 keeps whole tiles";
   EXPECT_FALSE(pp(64, 5120, 5120)) << "small M: the transposed kernel";
   EXPECT_FALSE(pp(8192, 8191, 8192)) << "n % 8 != 0: v8's pairs store C themselves";
+  EXPECT_FALSE(pp(8192, 8192, 8200)) << "rows off the 128-byte lines: v8's pairs";
+  EXPECT_FALSE(pp(1920, 2880, 4136)) << "rows off the 128-byte lines: v8's pairs";
   EXPECT_FALSE(pp(128 * 19, 256 * 7, 8192)) << "133 tiles of long K: v8's stream-K units";
   EXPECT_FALSE(pp(4096, 4096, 4096)) << "704 ping-pong tiles take 6 waves, v8's 512 take 4";
   EXPECT_TRUE(pp(5120, 5120, 5120)) << "9 waves of 3/4 the work beat 7 waves, 6.06 of them full";

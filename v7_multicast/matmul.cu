@@ -883,11 +883,14 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
   // TMA can store C only when its rows are a multiple of 16 bytes apart (n % 8 == 0);
   // otherwise the consumers store it themselves, as in v5.
   const bool tma_store = p.n % 8 == 0;
-  // Clusters pay only where the consumers store C themselves.  With TMA stores, pairs
-  // measured level with v6 at 8192³ launch by launch, ~1% behind it sustained and 3–8%
-  // behind on squares of 512 to 4096 (the chapter's Performance section), so those shapes
-  // run as v6: clusters of one CTA, which loads all BN rows of B itself.
-  const uint32_t ctas = tma_store ? 1 : kClusterM;
+  // Clusters pay where the consumers store C themselves, and where the rows of A and B are
+  // not whole 128-byte lines (k % 64 != 0): then most rows of a box straddle two lines and
+  // L2 answers far more requests, which halving B's by multicast repays (the chapter's
+  // Performance section).  With TMA stores and whole lines, pairs measured level with v6 at
+  // 8192³ launch by launch, ~1% behind it sustained and 3–8% behind on squares of 512 to
+  // 4096, so those shapes run as v6: clusters of one CTA, which loads all BN rows of B.
+  const bool whole_lines = p.k % 64 == 0;
+  const uint32_t ctas = tma_store && whole_lines ? 1 : kClusterM;
 
   CUtensorMap tma_a, tma_b, tma_c = {};
   HM_TRY(hm::make_tma_2d({.base = a, .dtype = p.dtype, .rows = uint64_t(p.m),
@@ -905,11 +908,14 @@ hm::Status matmul(const hm::Problem& p, const void* a, const void* b, void* c,
                            &tma_c));
   const int tm = int(tiles_m), tn = int(tiles_n);
   if (p.dtype == hm::DType::bf16)
-    return tma_store
-               ? launch<__nv_bfloat16, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
-               : launch<__nv_bfloat16, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
-  return tma_store ? launch<__half, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
-                   : launch<__half, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
+    return !tma_store ? launch<__nv_bfloat16, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn,
+                                                               stream)
+           : ctas == 1 ? launch<__nv_bfloat16, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
+                       : launch<__nv_bfloat16, true, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn,
+                                                               stream);
+  return !tma_store ? launch<__half, false, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
+         : ctas == 1 ? launch<__half, true, 1>(tma_a, tma_b, tma_c, c, p, tm, tn, stream)
+                     : launch<__half, true, kClusterM>(tma_a, tma_b, tma_c, c, p, tm, tn, stream);
 }
 
 }  // namespace v7_multicast

@@ -1639,12 +1639,13 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int sms) {
   return t;
 }
 
-/// launch() for element type T, with the kernel that `tiling` and C's store call for.
+/// launch() for element type T, with the kernel that `tiling`, C's store and the cluster's
+/// `ctas` call for.
 template <typename T>
-hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& tma_a,
-                      const CUtensorMap& tma_b, const CUtensorMap& tma_c, void* c,
-                      const hm::Problem& q, int tiles_m, int tiles_n, const Launch& how,
-                      cudaStream_t stream) {
+hm::Status launch_for(const Tiling& tiling, bool tma_store, uint32_t ctas,
+                      const CUtensorMap& tma_a, const CUtensorMap& tma_b,
+                      const CUtensorMap& tma_c, void* c, const hm::Problem& q, int tiles_m,
+                      int tiles_n, const Launch& how, cudaStream_t stream) {
   const auto small_m = [&](auto bm, auto bn) {
     if (tma_store)
       return launch<T, bm(), bn(), true, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n,
@@ -1661,9 +1662,12 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
   if (tiling.transposed && tiling.bn == 64) return rows(std::integral_constant<int, 64>());
   if (tiling.transposed && tiling.bn == 128) return rows(std::integral_constant<int, 128>());
   if (tiling.transposed) return rows(std::integral_constant<int, BN>());
-  if (tma_store)
+  if (tma_store && ctas == 1)
     return launch<T, BM, BN, false, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
                                              stream);
+  if (tma_store)
+    return launch<T, BM, BN, false, true, kClusterM>(tma_a, tma_b, tma_c, c, q, tiles_m,
+                                                     tiles_n, how, stream);
   return launch<T, BM, BN, false, false, kClusterM>(tma_a, tma_b, tma_c, c, q, tiles_m,
                                                     tiles_n, how, stream);
 }
@@ -1694,9 +1698,11 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
   // otherwise the consumers store it themselves, as in v5.  The small-M kernel's boxes of C
   // are its tiles' chunks transposed: WM = 64 columns of N by 64 rows of M, the same box.
   const bool tma_store = (!tiling.transposed || kSmallMTmaStore) && p.n % 8 == 0;
-  // Clusters pay only where the consumers store C themselves (v7's chapter), and the small-M
-  // kernel's tiles share no operand worth multicasting (its B, A, is a few rows).
-  const uint32_t ctas = tma_store || tiling.transposed ? 1 : kClusterM;
+  // Clusters pay where the consumers store C themselves or the rows of A and B are not whole
+  // 128-byte lines (v7's chapter), and the small-M kernel's tiles share no operand worth
+  // multicasting (its B, A, is a few rows).
+  const bool whole_lines = p.k % 64 == 0;
+  const uint32_t ctas = (tma_store && whole_lines) || tiling.transposed ? 1 : kClusterM;
 
   // The kernel's B box: its share of a tile, or for the small-M kernel A's M rows rounded up
   // to 8 (the kernel's b_rows).
@@ -1720,9 +1726,10 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
                            &tma_c));
   const int tm = int(tiles_m), tn = int(tiles_n);
   if (p.dtype == hm::DType::bf16)
-    return launch_for<__nv_bfloat16>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, with,
-                                     stream);
-  return launch_for<__half>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, with, stream);
+    return launch_for<__nv_bfloat16>(tiling, tma_store, ctas, tma_a, tma_b, tma_c, c, q, tm, tn,
+                                     with, stream);
+  return launch_for<__half>(tiling, tma_store, ctas, tma_a, tma_b, tma_c, c, q, tm, tn, with,
+                            stream);
 }
 
 /// Computes C = A·Bᵀ on `stream`, or returns an error without launching anything; the

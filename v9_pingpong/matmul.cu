@@ -1899,7 +1899,8 @@ Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int sms) {
 }
 
 bool pingpong_path(const hm::Problem& p, int sms) {
-  if (choose_tiling(p.m, p.n, p.k, sms).transposed || p.n % 8 != 0) return false;
+  if (choose_tiling(p.m, p.n, p.k, sms).transposed || p.n % 8 != 0 || p.k % 64 != 0)
+    return false;
   const int64_t tiles = (p.m + BM - 1) / BM * ((p.n + BN - 1) / BN);  // of 128 × 256
   if (tiles > INT32_MAX) return false;  // run() reports it
   const int k_tiles = int((p.k + BK - 1) / BK);
@@ -1916,12 +1917,13 @@ bool pingpong_path(const hm::Problem& p, int sms) {
   return pingpong <= cooperative;
 }
 
-/// launch() for element type T, with the kernel that `tiling` and C's store call for.
+/// launch() for element type T, with the kernel that `tiling`, C's store and the cluster's
+/// `ctas` call for.
 template <typename T>
-hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& tma_a,
-                      const CUtensorMap& tma_b, const CUtensorMap& tma_c, void* c,
-                      const hm::Problem& q, int tiles_m, int tiles_n, const Launch& how,
-                      cudaStream_t stream) {
+hm::Status launch_for(const Tiling& tiling, bool tma_store, uint32_t ctas,
+                      const CUtensorMap& tma_a, const CUtensorMap& tma_b,
+                      const CUtensorMap& tma_c, void* c, const hm::Problem& q, int tiles_m,
+                      int tiles_n, const Launch& how, cudaStream_t stream) {
   const auto small_m = [&](auto bm, auto bn) {
     if (tma_store)
       return launch<T, bm(), bn(), true, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n,
@@ -1938,9 +1940,12 @@ hm::Status launch_for(const Tiling& tiling, bool tma_store, const CUtensorMap& t
   if (tiling.transposed && tiling.bn == 64) return rows(std::integral_constant<int, 64>());
   if (tiling.transposed && tiling.bn == 128) return rows(std::integral_constant<int, 128>());
   if (tiling.transposed) return rows(std::integral_constant<int, BN>());
-  if (tma_store)
+  if (tma_store && ctas == 1)
     return launch<T, BM, BN, false, true, 1>(tma_a, tma_b, tma_c, c, q, tiles_m, tiles_n, how,
                                              stream);
+  if (tma_store)
+    return launch<T, BM, BN, false, true, kClusterM>(tma_a, tma_b, tma_c, c, q, tiles_m,
+                                                     tiles_n, how, stream);
   return launch<T, BM, BN, false, false, kClusterM>(tma_a, tma_b, tma_c, c, q, tiles_m,
                                                     tiles_n, how, stream);
 }
@@ -1991,9 +1996,11 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
   // otherwise the consumers store it themselves, as in v5.  The small-M kernel's boxes of C
   // are its tiles' chunks transposed: WM = 64 columns of N by 64 rows of M, the same box.
   const bool tma_store = (!tiling.transposed || kSmallMTmaStore) && p.n % 8 == 0;
-  // Clusters pay only where the consumers store C themselves (v7's chapter), and the small-M
-  // kernel's tiles share no operand worth multicasting (its B, A, is a few rows).
-  const uint32_t ctas = tma_store || tiling.transposed ? 1 : kClusterM;
+  // Clusters pay where the consumers store C themselves or the rows of A and B are not whole
+  // 128-byte lines (v7's chapter), and the small-M kernel's tiles share no operand worth
+  // multicasting (its B, A, is a few rows).
+  const bool whole_lines = p.k % 64 == 0;
+  const uint32_t ctas = (tma_store && whole_lines) || tiling.transposed ? 1 : kClusterM;
   // Ping-pong where pingpong_path() takes it: v8 would keep whole 128 × 256 tiles and store
   // C through TMA, and the narrower tiles' waves take no longer; there each warpgroup takes
   // 128 × 192 tiles of its own (the chapter says why).  A schedule forced by a test is v8's.
@@ -2025,9 +2032,10 @@ hm::Status run(const hm::Problem& p, const void* a, const void* b, void* c, cons
                : run_pingpong<__half>(tma_a, tma_b, tma_c, q, sms, stream);
   const int tm = int(tiles_m), tn = int(tiles_n);
   if (p.dtype == hm::DType::bf16)
-    return launch_for<__nv_bfloat16>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, with,
-                                     stream);
-  return launch_for<__half>(tiling, tma_store, tma_a, tma_b, tma_c, c, q, tm, tn, with, stream);
+    return launch_for<__nv_bfloat16>(tiling, tma_store, ctas, tma_a, tma_b, tma_c, c, q, tm, tn,
+                                     with, stream);
+  return launch_for<__half>(tiling, tma_store, ctas, tma_a, tma_b, tma_c, c, q, tm, tn, with,
+                            stream);
 }
 
 /// Computes C = A·Bᵀ on `stream`, or returns an error without launching anything; the

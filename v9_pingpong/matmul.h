@@ -105,7 +105,8 @@ struct Tiling {
 Tiling choose_tiling(int64_t m, int64_t n, int64_t k, int sms);
 
 /// Whether matmul() runs problem `p` on the ping-pong kernel on a GPU of `sms` SMs: where
-/// the tiling is v7's (not transposed), C leaves through TMA (n % 8 == 0), v8's schedule
+/// the tiling is v7's (not transposed), C leaves through TMA (n % 8 == 0), the rows of A and
+/// B are whole 128-byte lines (k % 64 == 0; otherwise v8's pairs, v7's chapter), v8's schedule
 /// keeps whole 128 × 256 tiles, and a model of both kernels' waves of tiles says ping-pong's
 /// 128 × 192 tiles, with their epilogues hidden, take no longer than v8's with theirs
 /// exposed (at 4096³, for one, 704 of them make 5.3 waves, rounded up to 6, against v8's 3.9
