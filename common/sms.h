@@ -19,13 +19,13 @@ namespace hm {
 
 /// The SMs that work launched on `stream` may run on: those of its green context
 /// (`cuStreamGetGreenCtx`, `cuGreenCtxGetDevResource`) where it belongs to one, else every SM
-/// of the current device.  Not yet measured on a GPU.
+/// of the current device.
 Status stream_sm_count(cudaStream_t stream, int* sms);
 
 /// A stream whose work runs on `min_sms` or more SMs of the current device and no others: a
 /// green context made by splitting the device's SMs (`cuDevSmResourceSplitByCount`, which
 /// rounds up to the partition granularity: 8 SMs on an H200), and a stream in it.  For the
-/// tests and `hopper-matmul --sms`.  Not yet run on a GPU.
+/// tests and `hopper-matmul --sms`.
 class GreenContextStream {
  public:
   GreenContextStream() = default;

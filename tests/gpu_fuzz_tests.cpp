@@ -835,7 +835,7 @@ TEST(GraphCaptureFirstLaunch, IsAClearErrorAndTheSameLaunchWorksAfterTheCapture)
 // Fewer SMs than the device has (issue 15): a stream in a green context of 64 or 120 SMs,
 // as a process given part of the GPU gets.  Every version's result must be right there, and
 // the stream must say how many SMs it has (the device attribute still says 132).  How fast
-// each version is there is hopper-matmul --sms's question.  Not yet run on a GPU.
+// each version is there is hopper-matmul --sms's question.
 // =======================================================================================
 
 /// The problems of the tests of a GPU shared with others (FewerSms, BesideAnotherKernel).
